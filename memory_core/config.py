@@ -1,0 +1,133 @@
+"""The one place configuration lives: typed settings read from environment variables and ``.env``.
+
+Every default is the embedded setup (SQLite, Milvus Lite, in-process cache, bundled models,
+offline LLM), so a fresh checkout runs with no configuration at all. Production points the
+same code at PostgreSQL, a Milvus server, Redis and an OpenAI-compatible endpoint.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DATA_DIR = Path("./data")
+BUNDLED_EMBEDDING_MODEL = "bundled:multilingual-e5-small"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+
+    data_dir: Path = Field(default=DATA_DIR, description="Where embedded stores, model caches and archives live.")
+    database_url: str = Field(default="", description="SQLAlchemy URL; empty = SQLite file under data_dir.")
+    milvus_uri: str = Field(default="", description="Milvus Lite file path, or http://host:19530 for a server.")
+    milvus_token: SecretStr | None = None
+    milvus_collection: str = "memories"
+    milvus_timeout_s: float = 10.0
+    redis_url: str = Field(default="", description="redis://...; empty = in-process cache.")
+    cache_ttl_s: int = 3600
+
+    embedding_model: str = BUNDLED_EMBEDDING_MODEL
+    embedding_batch_size: int = 32
+    reranker_model: str = Field(default="", description="Local path of a sentence-transformers CrossEncoder.")
+    model_cache_dir: Path | None = None  # default data_dir/models
+
+    openai_base_url: str = ""
+    openai_api_key: SecretStr | None = None
+    llm_model: str = ""
+    llm_timeout_s: float = 20.0
+    llm_max_retries: int = 2
+
+    # Write pipeline
+    max_input_chars: int = 100_000
+    chunk_tokens: int = 512
+    chunk_overlap_tokens: int = 50
+    dedup_similarity: float = 0.97  # embedding cosine, and ...
+    dedup_lexical: float = 0.85  # ... character-bigram Jaccard, both needed for a near-duplicate
+
+    # Retrieval
+    recall_k: int = 20
+    weight_relevance: float = 0.6
+    weight_importance: float = 0.25
+    weight_recency: float = 0.15
+    recency_half_life_days: float = 90.0
+    context_max_tokens: int = 600
+
+    # Expiry by importance: days to live for importance 1..5 (0 = never expires)
+    ttl_days_by_importance: tuple[int, int, int, int, int] = (30, 180, 365, 0, 0)
+
+    # --- Maintenance (forgetting, merging, archiving) ---
+    # Dynamic importance (design): score = w_rec*recency + w_rel*relevance + w_freq*frequency, each on 1..5.
+    # Recency decays as exp(-lambda * days since last access or edit).
+    importance_decay_per_day: float = 0.01
+    # Weight of recency (1 + 4 * decay) in the dynamic importance score.
+    importance_weight_recency: float = 0.3
+    # Weight of relevance (the stored 1..5 importance the LLM gave it) in the dynamic score.
+    importance_weight_relevance: float = 0.5
+    # Weight of retrieval frequency (access count, log-scaled to 1..5) in the dynamic score.
+    importance_weight_frequency: float = 0.2
+    # Access count at which the frequency term reaches 5 (log scale: 1 access ~1.9, 5 ~3.4).
+    importance_frequency_saturation: int = 20
+    # A memory that was retrieved and scores at least this is kept alive when its expiry is near.
+    keep_alive_min_score: float = 2.5
+    # A kept-alive memory lives this many days per point of dynamic score after its last access.
+    keep_alive_days_per_point: float = 30.0
+    # Expiry looks this many days ahead, so a memory is extended before it drops out of retrieval.
+    expiry_lookahead_days: float = 7.0
+    # Memories handled per batch by the expiry and archive jobs.
+    maintenance_batch_size: int = 500
+
+    # Merging: cosine similarity at which two memories of one user are merge candidates ...
+    merge_similarity: float = 0.92
+    # ... or this lower similarity when they also share an entity.
+    merge_entity_similarity: float = 0.86
+    # Largest group of memories merged into one.
+    merge_max_group: int = 8
+    # The weekly merge job only looks at users with at least this many active memories.
+    merge_min_memories: int = 20
+
+    # Conflicts: an older memory is a supersede candidate at this similarity, or when it shares an entity.
+    conflict_similarity: float = 0.82
+    # At most this many older memories are checked (one LLM call each) per new memory.
+    conflict_max_candidates: int = 6
+
+    # Archiving: memories with importance <= this, untouched (no access, no edit) this many days.
+    archive_max_importance: int = 2
+    # Days without access or edit before a low-importance memory is archived.
+    archive_after_days: int = 180
+    # Where archive files go (one gzip JSON-lines file per user); default data_dir/archive.
+    archive_dir: Path | None = None
+    # True: archived content is removed from SQL and lives only in the archive file (cold storage).
+    # Needs engine.restore to route archived memories to maintenance.archive.restore_from_archive.
+    archive_strip_content: bool = False
+
+    # Job leases: a maintenance job holds its lease this long (renewed while it runs).
+    job_lease_s: int = 600
+    # (end of maintenance settings)
+
+    @field_validator("ttl_days_by_importance", mode="before")
+    @classmethod
+    def _split_ttl(cls, value: object) -> object:
+        if isinstance(value, str):
+            return tuple(int(part) for part in value.split(","))
+        return value
+
+    @property
+    def resolved_database_url(self) -> str:
+        return self.database_url or f"sqlite:///{(self.data_dir / 'memory.sqlite3').as_posix()}"
+
+    @property
+    def resolved_milvus_uri(self) -> str:
+        return self.milvus_uri or (self.data_dir / "milvus.db").as_posix()
+
+    @property
+    def milvus_is_server(self) -> bool:
+        return self.resolved_milvus_uri.startswith(("http://", "https://", "tcp://", "grpc://"))
+
+    @property
+    def resolved_model_cache_dir(self) -> Path:
+        return self.model_cache_dir or (self.data_dir / "models")
+
+    @property
+    def llm_configured(self) -> bool:
+        return bool(self.openai_base_url or self.openai_api_key) and bool(self.llm_model)

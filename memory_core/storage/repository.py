@@ -1,0 +1,422 @@
+"""SQL access for memories, history, messages, metrics and job runs.
+
+All queries are built with SQLAlchemy expressions and bound parameters; no SQL text is ever
+assembled from input. Methods take and return plain values (``MemoryRecord`` etc.), never
+ORM rows, so no caller holds a session.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+from dataclasses import asdict
+from datetime import datetime
+from typing import Any, Iterator, Sequence
+
+from sqlalchemy import Engine, and_, case, delete, func, or_, select, update
+from sqlalchemy.orm import Session, sessionmaker
+
+from memory_core.records import HistoryEntry, JobRun, MemoryQuery, MemoryRecord, Page
+from memory_core.storage.schema import (
+    HistoryRow,
+    JobLockRow,
+    JobRunRow,
+    MemoryRow,
+    MessageRow,
+    RetrievalMetricRow,
+)
+from memory_core.types import MemoryStatus, MemoryType
+
+SORTABLE = {
+    "created_at": MemoryRow.created_at,
+    "updated_at": MemoryRow.updated_at,
+    "importance": MemoryRow.importance,
+    "access_count": MemoryRow.access_count,
+    "user_id": MemoryRow.user_id,
+    "expires_at": MemoryRow.expires_at,
+}
+
+# Fields that an audit snapshot records (everything a staff member can see or change).
+SNAPSHOT_FIELDS = (
+    "content", "summary", "importance", "memory_type", "entities", "meta", "status",
+    "expires_at", "expired_at", "superseded_by", "merged_from", "source", "session_id",
+)
+
+
+def to_record(row: MemoryRow) -> MemoryRecord:
+    return MemoryRecord(
+        memory_id=row.memory_id,
+        user_id=row.user_id,
+        session_id=row.session_id,
+        content=row.content,
+        summary=row.summary or "",
+        importance=int(row.importance),
+        memory_type=MemoryType(row.memory_type),
+        entities=list(row.entities or []),
+        meta=dict(row.meta or {}),
+        status=MemoryStatus(row.status),
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+        expires_at=row.expires_at,
+        expired_at=row.expired_at,
+        source=list(row.source or []),
+        access_count=int(row.access_count or 0),
+        last_accessed_at=row.last_accessed_at,
+        superseded_by=row.superseded_by,
+        vector_written=bool(row.vector_written),
+        content_hash=row.content_hash,
+        merged_from=list(row.merged_from or []),
+    )
+
+
+def snapshot(record: MemoryRecord) -> dict[str, Any]:
+    """A JSON-safe picture of a memory for the history table."""
+    data = asdict(record)
+    out: dict[str, Any] = {}
+    for key in SNAPSHOT_FIELDS:
+        value = data[key]
+        if isinstance(value, datetime):
+            value = value.isoformat()
+        elif hasattr(value, "value"):
+            value = value.value
+        out[key] = value
+    return out
+
+
+class SqlRepository:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._sessions = sessionmaker(engine, expire_on_commit=False)
+
+    @contextmanager
+    def session(self) -> Iterator[Session]:
+        with self._sessions.begin() as session:
+            yield session
+
+    def ping(self) -> bool:
+        try:
+            with self.engine.connect() as conn:
+                conn.exec_driver_sql("SELECT 1")
+            return True
+        except Exception:
+            return False
+
+    # ---- memories -------------------------------------------------------------------------
+    def insert(self, session: Session, values: dict[str, Any]) -> None:
+        session.add(MemoryRow(**values))
+
+    def get(self, memory_id: str, session: Session | None = None) -> MemoryRecord | None:
+        if session is not None:
+            row = session.get(MemoryRow, memory_id)
+            return to_record(row) if row else None
+        with self.session() as s:
+            row = s.get(MemoryRow, memory_id)
+            return to_record(row) if row else None
+
+    def get_many(self, memory_ids: Sequence[str]) -> dict[str, MemoryRecord]:
+        if not memory_ids:
+            return {}
+        with self.session() as s:
+            rows = s.scalars(select(MemoryRow).where(MemoryRow.memory_id.in_(list(memory_ids))))
+            return {row.memory_id: to_record(row) for row in rows}
+
+    def update_fields(self, session: Session, memory_id: str, **fields: Any) -> None:
+        session.execute(update(MemoryRow).where(MemoryRow.memory_id == memory_id).values(**fields))
+
+    def set_vector_written(self, memory_ids: Sequence[str], written: bool, content_hashes: dict[str, str] | None = None) -> None:
+        """Mark vectors written, but only where the row still has the hash that was embedded.
+
+        An edit that lands between the embed and this call changes the hash, so the row stays
+        pending and reconcile embeds the newer text: no stale vector is ever marked current.
+        """
+        if not memory_ids:
+            return
+        with self.session() as s:
+            if content_hashes:
+                for memory_id in memory_ids:
+                    s.execute(
+                        update(MemoryRow)
+                        .where(MemoryRow.memory_id == memory_id, MemoryRow.content_hash == content_hashes[memory_id])
+                        .values(vector_written=written)
+                    )
+            else:
+                s.execute(update(MemoryRow).where(MemoryRow.memory_id.in_(list(memory_ids))).values(vector_written=written))
+
+    def find_by_hash(self, user_id: str, content_hash: str) -> MemoryRecord | None:
+        with self.session() as s:
+            row = s.scalars(
+                select(MemoryRow)
+                .where(MemoryRow.user_id == user_id, MemoryRow.content_hash == content_hash,
+                       MemoryRow.status == MemoryStatus.ACTIVE.value)
+                .limit(1)
+            ).first()
+            return to_record(row) if row else None
+
+    def pending_vectors(self, limit: int = 500, user_id: str | None = None) -> list[MemoryRecord]:
+        """Active memories whose vector is not (or no longer) written."""
+        conditions = [MemoryRow.vector_written.is_(False), MemoryRow.status == MemoryStatus.ACTIVE.value]
+        if user_id is not None:
+            conditions.append(MemoryRow.user_id == user_id)
+        with self.session() as s:
+            rows = s.scalars(select(MemoryRow).where(*conditions).order_by(MemoryRow.created_at).limit(limit))
+            return [to_record(row) for row in rows]
+
+    def active_hashes(self, user_id: str) -> dict[str, str]:
+        with self.session() as s:
+            rows = s.execute(
+                select(MemoryRow.memory_id, MemoryRow.content_hash).where(
+                    MemoryRow.user_id == user_id, MemoryRow.status == MemoryStatus.ACTIVE.value
+                )
+            )
+            return {memory_id: content_hash for memory_id, content_hash in rows}
+
+    def core_memory_ids(self, user_id: str, now: datetime, min_importance: int = 5, limit: int = 20) -> list[str]:
+        """The user's most important active memories (the design's tiered core store)."""
+        with self.session() as s:
+            rows = s.scalars(
+                select(MemoryRow.memory_id)
+                .where(
+                    MemoryRow.user_id == user_id,
+                    MemoryRow.status == MemoryStatus.ACTIVE.value,
+                    MemoryRow.importance >= min_importance,
+                    or_(MemoryRow.expires_at.is_(None), MemoryRow.expires_at > now),
+                )
+                .order_by(MemoryRow.created_at.desc())
+                .limit(limit)
+            )
+            return list(rows)
+
+    def keyword_candidates(self, user_id: str, terms: Sequence[str], now: datetime, limit: int = 200) -> list[MemoryRecord]:
+        """SQL fallback recall when the vector store is down: active memories containing any term."""
+        terms = [t for t in terms if t][:16]
+        if not terms:
+            return []
+        with self.session() as s:
+            rows = s.scalars(
+                select(MemoryRow)
+                .where(
+                    MemoryRow.user_id == user_id,
+                    MemoryRow.status == MemoryStatus.ACTIVE.value,
+                    or_(MemoryRow.expires_at.is_(None), MemoryRow.expires_at > now),
+                    or_(*[func.lower(MemoryRow.content).contains(term.lower(), autoescape=True) for term in terms]),
+                )
+                .order_by(MemoryRow.created_at.desc())
+                .limit(limit)
+            )
+            return [to_record(row) for row in rows]
+
+    def bump_access(self, memory_ids: Sequence[str], at: datetime) -> None:
+        if not memory_ids:
+            return
+        with self.session() as s:
+            s.execute(
+                update(MemoryRow)
+                .where(MemoryRow.memory_id.in_(list(memory_ids)))
+                .values(access_count=MemoryRow.access_count + 1, last_accessed_at=at)
+            )
+
+    def user_ids(self) -> list[tuple[str, int]]:
+        """Every user with memories and their count of active ones."""
+        with self.session() as s:
+            rows = s.execute(
+                select(
+                    MemoryRow.user_id,
+                    func.sum(case((MemoryRow.status == MemoryStatus.ACTIVE.value, 1), else_=0)),
+                )
+                .group_by(MemoryRow.user_id)
+                .order_by(MemoryRow.user_id)
+            )
+            return [(user_id, int(count or 0)) for user_id, count in rows]
+
+    def due_for_expiry(self, now: datetime, limit: int = 1000) -> list[MemoryRecord]:
+        with self.session() as s:
+            rows = s.scalars(
+                select(MemoryRow)
+                .where(MemoryRow.status == MemoryStatus.ACTIVE.value, MemoryRow.expires_at.is_not(None),
+                       MemoryRow.expires_at <= now)
+                .limit(limit)
+            )
+            return [to_record(row) for row in rows]
+
+    def list(self, query: MemoryQuery) -> Page:
+        conditions: list[Any] = []
+        if query.user_id:
+            conditions.append(MemoryRow.user_id == query.user_id)
+        if query.memory_types:
+            conditions.append(MemoryRow.memory_type.in_([t.value for t in query.memory_types]))
+        if query.statuses:
+            conditions.append(MemoryRow.status.in_([s.value for s in query.statuses]))
+        if query.min_importance is not None:
+            conditions.append(MemoryRow.importance >= query.min_importance)
+        if query.max_importance is not None:
+            conditions.append(MemoryRow.importance <= query.max_importance)
+        if query.created_from is not None:
+            conditions.append(MemoryRow.created_at >= query.created_from)
+        if query.created_to is not None:
+            conditions.append(MemoryRow.created_at < query.created_to)
+        if query.text:
+            conditions.append(func.lower(MemoryRow.content).contains(query.text.lower(), autoescape=True))
+        column = SORTABLE.get(query.sort_by, MemoryRow.created_at)
+        order = column.desc() if query.descending else column.asc()
+        where = and_(*conditions) if conditions else and_(True)
+        limit = max(1, min(int(query.limit), 1000))
+        with self.session() as s:
+            total = s.scalar(select(func.count()).select_from(MemoryRow).where(where)) or 0
+            rows = s.scalars(
+                select(MemoryRow).where(where).order_by(order, MemoryRow.memory_id).offset(max(0, query.offset)).limit(limit)
+            )
+            return Page(items=[to_record(row) for row in rows], total=int(total))
+
+    def delete_user_rows(self, session: Session, user_id: str) -> list[str]:
+        ids = list(session.scalars(select(MemoryRow.memory_id).where(MemoryRow.user_id == user_id)))
+        session.execute(delete(MemoryRow).where(MemoryRow.user_id == user_id))
+        session.execute(delete(MessageRow).where(MessageRow.user_id == user_id))
+        return ids
+
+    # ---- history --------------------------------------------------------------------------
+    def add_history(
+        self,
+        session: Session,
+        *,
+        memory_id: str,
+        user_id: str,
+        action: str,
+        actor: str,
+        at: datetime,
+        before: dict[str, Any] | None,
+        after: dict[str, Any] | None,
+        note: str = "",
+    ) -> None:
+        session.add(HistoryRow(memory_id=memory_id, user_id=user_id, action=action, actor=actor, at=at,
+                               before=before, after=after, note=note))
+
+    def erase_history_content(self, session: Session, user_id: str) -> None:
+        """Legal erasure is the one exception to append-only: the user's content leaves the
+        history too; who did what, and when, stays."""
+        session.execute(update(HistoryRow).where(HistoryRow.user_id == user_id)
+                        .values(before=None, after=None, note="content erased on request"))
+
+    def history(self, memory_id: str) -> list[HistoryEntry]:
+        with self.session() as s:
+            rows = s.scalars(select(HistoryRow).where(HistoryRow.memory_id == memory_id).order_by(HistoryRow.id))
+            return [_history(row) for row in rows]
+
+    def history_for_user(self, user_id: str, limit: int = 500) -> list[HistoryEntry]:
+        with self.session() as s:
+            rows = s.scalars(
+                select(HistoryRow).where(HistoryRow.user_id == user_id).order_by(HistoryRow.id.desc()).limit(limit)
+            )
+            return [_history(row) for row in rows]
+
+    def recent_history(self, limit: int = 200, actions: Sequence[str] = ()) -> list[HistoryEntry]:
+        with self.session() as s:
+            stmt = select(HistoryRow).order_by(HistoryRow.id.desc()).limit(limit)
+            if actions:
+                stmt = stmt.where(HistoryRow.action.in_(list(actions)))
+            return [_history(row) for row in s.scalars(stmt)]
+
+    # ---- messages -------------------------------------------------------------------------
+    def add_message(self, *, message_id: str, user_id: str, session_id: str, role: str, content: str, at: datetime) -> None:
+        with self.session() as s:
+            s.add(MessageRow(message_id=message_id, user_id=user_id, session_id=session_id, role=role,
+                             content=content, created_at=at))
+
+    def messages(self, message_ids: Sequence[str]) -> list[dict[str, Any]]:
+        if not message_ids:
+            return []
+        with self.session() as s:
+            rows = s.scalars(select(MessageRow).where(MessageRow.message_id.in_(list(message_ids))).order_by(MessageRow.created_at))
+            return [_message(row) for row in rows]
+
+    def session_messages(self, user_id: str, session_id: str, limit: int = 200) -> list[dict[str, Any]]:
+        with self.session() as s:
+            rows = s.scalars(
+                select(MessageRow)
+                .where(MessageRow.user_id == user_id, MessageRow.session_id == session_id)
+                .order_by(MessageRow.created_at, MessageRow.message_id)
+                .limit(limit)
+            )
+            return [_message(row) for row in rows]
+
+    def user_sessions(self, user_id: str, limit: int = 50) -> list[dict[str, Any]]:
+        with self.session() as s:
+            rows = s.execute(
+                select(MessageRow.session_id, func.min(MessageRow.created_at), func.max(MessageRow.created_at), func.count())
+                .where(MessageRow.user_id == user_id)
+                .group_by(MessageRow.session_id)
+                .order_by(func.max(MessageRow.created_at).desc())
+                .limit(limit)
+            )
+            return [
+                {"session_id": sid, "started_at": first, "last_at": last, "messages": int(n)}
+                for sid, first, last, n in rows
+            ]
+
+    # ---- metrics and jobs -----------------------------------------------------------------
+    def record_metric(self, values: dict[str, Any]) -> None:
+        with self.session() as s:
+            s.add(RetrievalMetricRow(**values))
+
+    def metrics(self, since: datetime | None = None, limit: int = 100_000) -> list[dict[str, Any]]:
+        with self.session() as s:
+            stmt = select(RetrievalMetricRow).order_by(RetrievalMetricRow.id.desc()).limit(limit)
+            if since is not None:
+                stmt = stmt.where(RetrievalMetricRow.at >= since)
+            return [
+                {c: getattr(row, c) for c in (
+                    "at", "user_id", "cache_hit", "degraded", "results", "rewrite_ms", "embed_ms",
+                    "search_ms", "rerank_ms", "fetch_ms", "total_ms")}
+                for row in s.scalars(stmt)
+            ]
+
+    def start_job(self, job: str, at: datetime) -> int:
+        with self.session() as s:
+            row = JobRunRow(job=job, started_at=at, outcome="running", counts={}, detail="")
+            s.add(row)
+            s.flush()
+            return int(row.id)
+
+    def finish_job(self, run_id: int, at: datetime, outcome: str, counts: dict[str, Any], detail: str = "") -> None:
+        with self.session() as s:
+            s.execute(update(JobRunRow).where(JobRunRow.id == run_id).values(
+                finished_at=at, outcome=outcome, counts=counts, detail=detail[:4000]))
+
+    def job_runs(self, job: str | None = None, limit: int = 100) -> list[JobRun]:
+        with self.session() as s:
+            stmt = select(JobRunRow).order_by(JobRunRow.id.desc()).limit(limit)
+            if job:
+                stmt = stmt.where(JobRunRow.job == job)
+            return [
+                JobRun(id=int(r.id), job=r.job, started_at=r.started_at, finished_at=r.finished_at,
+                       outcome=r.outcome, counts=dict(r.counts or {}), detail=r.detail or "")
+                for r in s.scalars(stmt)
+            ]
+
+    def try_lock(self, name: str, holder: str, now: datetime, until: datetime) -> bool:
+        """Take or renew a lease; True when ``holder`` has it. Atomic on SQLite and PostgreSQL."""
+        with self.session() as s:
+            taken = s.execute(
+                update(JobLockRow)
+                .where(JobLockRow.name == name, or_(JobLockRow.holder == holder, JobLockRow.expires_at <= now))
+                .values(holder=holder, expires_at=until)
+            ).rowcount
+            if taken:
+                return True
+        try:
+            with self.session() as s:
+                s.add(JobLockRow(name=name, holder=holder, expires_at=until))
+            return True
+        except Exception:  # another holder inserted it first (unique violation)
+            return False
+
+    def release_lock(self, name: str, holder: str) -> None:
+        with self.session() as s:
+            s.execute(delete(JobLockRow).where(JobLockRow.name == name, JobLockRow.holder == holder))
+
+
+def _history(row: HistoryRow) -> HistoryEntry:
+    return HistoryEntry(id=int(row.id), memory_id=row.memory_id, user_id=row.user_id, action=row.action,
+                        actor=row.actor, at=row.at, before=row.before, after=row.after, note=row.note or "")
+
+
+def _message(row: MessageRow) -> dict[str, Any]:
+    return {"message_id": row.message_id, "user_id": row.user_id, "session_id": row.session_id,
+            "role": row.role, "content": row.content, "created_at": row.created_at}

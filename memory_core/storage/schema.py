@@ -1,0 +1,152 @@
+"""SQL tables: the system of record for memories, their audit history and operational metrics.
+
+SQLAlchemy 2 typed declarative models, portable between SQLite and PostgreSQL. Datetimes are
+stored as naive UTC and handed back as aware UTC (``UTCDateTime``), so both databases agree.
+"""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from sqlalchemy import JSON, BigInteger, Boolean, DateTime, Float, Index, Integer, SmallInteger, String, Text
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.types import TypeDecorator
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Naive-UTC storage, aware-UTC values: SQLite has no time zones and PostgreSQL's would differ."""
+
+    impl = DateTime
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is not None:
+            value = value.astimezone(timezone.utc).replace(tzinfo=None)
+        return value
+
+    def process_result_value(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=timezone.utc)
+
+
+# BigInteger autoincrement does not work on SQLite; this maps to INTEGER there.
+AutoId = BigInteger().with_variant(Integer, "sqlite")
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class MemoryRow(Base):
+    __tablename__ = "memories"
+
+    memory_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    user_id: Mapped[str] = mapped_column(String(256), index=True)
+    session_id: Mapped[str | None] = mapped_column(String(256))
+    content: Mapped[str] = mapped_column(Text)
+    summary: Mapped[str] = mapped_column(Text, default="")
+    importance: Mapped[int] = mapped_column(SmallInteger)
+    memory_type: Mapped[str] = mapped_column(String(16))
+    entities: Mapped[list[str]] = mapped_column(JSON, default=list)
+    # ``metadata`` is reserved on declarative classes: the attribute is ``meta``, the column keeps the name.
+    meta: Mapped[dict[str, Any]] = mapped_column("metadata", JSON, default=dict)
+    status: Mapped[str] = mapped_column(String(16), default="active")
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    expired_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    source: Mapped[list[str]] = mapped_column(JSON, default=list)
+    access_count: Mapped[int] = mapped_column(Integer, default=0)
+    last_accessed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    superseded_by: Mapped[str | None] = mapped_column(String(64))
+    merged_from: Mapped[list[str]] = mapped_column(JSON, default=list)
+    vector_written: Mapped[bool] = mapped_column(Boolean, default=False)
+    content_hash: Mapped[str] = mapped_column(String(64))
+
+    __table_args__ = (
+        Index("ix_memories_user_status", "user_id", "status"),
+        Index("ix_memories_pending", "vector_written", "status"),
+        Index("ix_memories_user_hash", "user_id", "content_hash"),
+        Index("ix_memories_created", "created_at"),
+    )
+
+
+class HistoryRow(Base):
+    """Append-only audit log: the app never updates or deletes these rows."""
+
+    __tablename__ = "memory_history"
+
+    id: Mapped[int] = mapped_column(AutoId, primary_key=True, autoincrement=True)
+    memory_id: Mapped[str] = mapped_column(String(64), index=True)
+    user_id: Mapped[str] = mapped_column(String(256), index=True)
+    action: Mapped[str] = mapped_column(String(32))
+    actor: Mapped[str] = mapped_column(String(256))
+    at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)
+    before: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    after: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    note: Mapped[str] = mapped_column(Text, default="")
+
+
+class MessageRow(Base):
+    """Chat messages: the provenance that memories point back to through ``source``."""
+
+    __tablename__ = "messages"
+
+    message_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    user_id: Mapped[str] = mapped_column(String(256), index=True)
+    session_id: Mapped[str] = mapped_column(String(256), index=True)
+    role: Mapped[str] = mapped_column(String(16))
+    content: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class RetrievalMetricRow(Base):
+    """One row per search: per-stage latency for the analytics page."""
+
+    __tablename__ = "retrieval_metrics"
+
+    id: Mapped[int] = mapped_column(AutoId, primary_key=True, autoincrement=True)
+    at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)
+    user_id: Mapped[str] = mapped_column(String(256))
+    cache_hit: Mapped[bool] = mapped_column(Boolean)
+    degraded: Mapped[bool] = mapped_column(Boolean, default=False)
+    results: Mapped[int] = mapped_column(Integer)
+    rewrite_ms: Mapped[float] = mapped_column(Float, default=0.0)
+    embed_ms: Mapped[float] = mapped_column(Float, default=0.0)
+    search_ms: Mapped[float] = mapped_column(Float, default=0.0)
+    rerank_ms: Mapped[float] = mapped_column(Float, default=0.0)
+    fetch_ms: Mapped[float] = mapped_column(Float, default=0.0)
+    total_ms: Mapped[float] = mapped_column(Float, default=0.0)
+
+
+class JobRunRow(Base):
+    __tablename__ = "job_runs"
+
+    id: Mapped[int] = mapped_column(AutoId, primary_key=True, autoincrement=True)
+    job: Mapped[str] = mapped_column(String(64), index=True)
+    started_at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    outcome: Mapped[str] = mapped_column(String(16))
+    counts: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    detail: Mapped[str] = mapped_column(Text, default="")
+
+
+class JobLockRow(Base):
+    """A lease so that, with several app processes, a job runs in one of them only."""
+
+    __tablename__ = "job_locks"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    holder: Mapped[str] = mapped_column(String(128))
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class SchemaMigrationRow(Base):
+    __tablename__ = "schema_migrations"
+
+    version: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(128))
+    applied_at: Mapped[datetime] = mapped_column(UTCDateTime)

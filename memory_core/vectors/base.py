@@ -1,0 +1,84 @@
+"""The vector-store port: what the pipelines need from Milvus (or anything that can stand in).
+
+Only ACTIVE memories have vectors. Filters are structured (``VectorFilter``), never strings:
+the adapter turns them into its own filter language with every literal validated and escaped.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class VectorRecord:
+    memory_id: str
+    user_id: str
+    vector: np.ndarray  # float32, unit length
+    text: str  # what the keyword (BM25) index sees
+    importance: int
+    created_at: int  # epoch seconds
+    expires_at: int  # epoch seconds, 0 = never
+    memory_type: str
+    content_hash: str  # hash of what was embedded; reconcile compares it with SQL
+
+
+@dataclass(frozen=True)
+class VectorFilter:
+    """Which vectors a search may return. ``user_id`` is mandatory: searches never cross users."""
+
+    user_id: str
+    now: int | None = None  # epoch seconds; when set, vectors with 0 < expires_at <= now are excluded
+    memory_types: tuple[str, ...] = ()
+    min_importance: int | None = None
+    created_from: int | None = None  # epoch seconds, inclusive
+    created_to: int | None = None  # epoch seconds, exclusive
+    memory_ids: tuple[str, ...] = ()  # restrict to these ids (e.g. the user's core memories)
+
+
+@dataclass(frozen=True)
+class VectorHit:
+    memory_id: str
+    score: float  # cosine similarity (dense) or BM25 score (keyword)
+    rank: int  # 0-based rank within its own leg
+
+
+class VectorStore(ABC):
+    """Durable vector index of active memories, partitioned by user."""
+
+    @abstractmethod
+    def upsert(self, records: Sequence[VectorRecord]) -> None: ...
+
+    @abstractmethod
+    def delete(self, memory_ids: Sequence[str]) -> None: ...
+
+    @abstractmethod
+    def delete_user(self, user_id: str) -> None: ...
+
+    @abstractmethod
+    def search_dense(self, vector: np.ndarray, flt: VectorFilter, limit: int) -> list[VectorHit]:
+        """Exact (FLAT) cosine search within one user's vectors."""
+
+    @abstractmethod
+    def search_keyword(self, text: str, flt: VectorFilter, limit: int) -> list[VectorHit]:
+        """BM25 search over the stored text within one user's vectors (Chinese-capable analyzer)."""
+
+    @abstractmethod
+    def user_hashes(self, user_id: str) -> dict[str, str]:
+        """memory_id -> content_hash for every vector of one user (for reconcile)."""
+
+    @abstractmethod
+    def all_user_ids(self) -> Iterable[str]:
+        """Every user id that has at least one vector (for finding orphans of deleted users)."""
+
+    @abstractmethod
+    def count(self) -> int: ...
+
+    @abstractmethod
+    def ping(self) -> bool:
+        """True when the backend answers; never raises."""
+
+    def close(self) -> None:  # pragma: no cover - default no-op
+        pass

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Installs everything and starts the app on the embedded defaults (SQLite, Milvus Lite,
+# in-process cache, bundled models, offline LLM) at http://127.0.0.1:8501
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install.sh
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 OMP_WAIT_POLICY=PASSIVE TOKENIZERS_PARALLELISM=false RUST_LOG=error
+exec .venv/bin/streamlit run app.py --server.address 127.0.0.1 --browser.gatherUsageStats false "$@"
