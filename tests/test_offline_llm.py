@@ -1,0 +1,289 @@
+"""The offline rule-based LLM: analysis, query rewriting, replies, merges and supersedes."""
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from memory_core.llm.base import ChatMessage, LLMProvider, MemoryBrief
+from memory_core.llm.offline import (
+    SNACKS,
+    OfflineLLM,
+    bigram_jaccard,
+    extract_avoidances,
+    near_duplicate,
+    parse_memory_context,
+)
+from memory_core.types import MemoryType
+
+NOW = datetime(2024, 6, 1, 10, 0, tzinfo=timezone.utc)
+LLM = OfflineLLM()
+
+
+def brief(memory_id: str, content: str, days_ago: int = 0) -> MemoryBrief:
+    return MemoryBrief(memory_id=memory_id, content=content, created_at=NOW - timedelta(days=days_ago))
+
+
+def reply_text(question: str, context: str) -> tuple[list[str], str]:
+    chunks = list(LLM.reply([ChatMessage("user", question)], context, NOW))
+    return chunks, "".join(chunks)
+
+
+def test_identity() -> None:
+    assert isinstance(LLM, LLMProvider)
+    assert LLM.name == "offline (rule-based)" and LLM.offline is True
+
+
+# ---------------------------------------------------------------- analyze
+
+IMPORTANCE = [
+    ("我对芒果过敏", 5), ("我有哮喘，出门要带吸入器", 5), ("我爸爸有糖尿病", 5), ("I'm allergic to peanuts", 5),
+    ("I have asthma", 5), ("always carry my EpiPen", 5), ("I am diabetic", 5),
+    ("我住在北京市海淀区", 4), ("我的手机号是[PHONE]", 4), ("我的生日是3月5日", 4), ("我女儿今年5岁", 4),
+    ("我在腾讯工作", 4), ("我不吃辣", 4), ("I never eat pork", 4), ("I hate olives", 4), ("I prefer aisle seats", 4),
+    ("My wife is called Anna", 4), ("I work at Google as an engineer", 4), ("请用中文回答", 4),
+    ("我计划下个月去日本", 3), ("昨天我去了上海迪士尼", 3), ("我喜欢爬山", 3), ("I love coffee", 3),
+    ("I went hiking last Sunday", 3), ("We are going to Paris next week", 3),
+    ("我觉得这部电影还行", 2), ("I think the new design is pretty good", 2), ("今天天气不错", 2),
+    ("你好", 1), ("谢谢！", 1), ("哈哈哈哈", 1), ("好的", 1), ("hi", 1), ("Thanks!", 1), ("lol", 1), ("ok", 1),
+    ("thank you so much", 1), ("Good morning!", 1),
+]
+
+
+@pytest.mark.parametrize("text,importance", IMPORTANCE, ids=[t for t, _ in IMPORTANCE])
+def test_importance_rules(text: str, importance: int) -> None:
+    assert LLM.analyze(text, NOW).importance == importance
+
+
+MEMORY_TYPES = [
+    ("请用中文回答", MemoryType.PROCEDURAL), ("以后回答简短一点", MemoryType.PROCEDURAL),
+    ("always answer briefly", MemoryType.PROCEDURAL), ("Please reply in English from now on", MemoryType.PROCEDURAL),
+    ("I prefer aisle seats", MemoryType.PROCEDURAL), ("叫我小张就行", MemoryType.PROCEDURAL),
+    ("Call me Sam", MemoryType.PROCEDURAL),
+    ("昨天我去了上海迪士尼", MemoryType.EPISODIC), ("I went hiking last Sunday", MemoryType.EPISODIC),
+    ("上周和同事聚餐", MemoryType.EPISODIC), ("On 2024-05-20 we signed the contract", MemoryType.EPISODIC),
+    ("我计划下个月去日本", MemoryType.EPISODIC),
+    ("我对芒果过敏", MemoryType.DECLARATIVE), ("I was diagnosed with diabetes last year", MemoryType.DECLARATIVE),
+    ("我上个月搬到了上海", MemoryType.DECLARATIVE), ("我喜欢爬山", MemoryType.DECLARATIVE),
+    ("I love coffee", MemoryType.DECLARATIVE), ("我不吃辣", MemoryType.DECLARATIVE),
+    ("My daughter is 5 years old", MemoryType.DECLARATIVE),
+]
+
+
+@pytest.mark.parametrize("text,memory_type", MEMORY_TYPES, ids=[t for t, _ in MEMORY_TYPES])
+def test_memory_type_rules(text: str, memory_type: MemoryType) -> None:
+    assert LLM.analyze(text, NOW).memory_type == memory_type
+
+
+def test_analysis_entities_and_summary() -> None:
+    a = LLM.analyze("用户张三对芒果过敏，不要推荐任何芒果相关的食品。他住在北京。", NOW)
+    assert a.entities[:2] == ["张三", "芒果"] and "北京" in a.entities
+    assert a.summary == "用户张三对芒果过敏，不要推荐任何芒果相关的食品。"
+    long = "x" * 300
+    assert len(LLM.analyze(long, NOW).summary) == 120
+
+
+def test_analysis_is_deterministic() -> None:
+    text = "I moved to Berlin last month and started working at SAP."
+    assert LLM.analyze(text, NOW) == LLM.analyze(text, NOW)
+
+
+# ---------------------------------------------------------------- rewrite_query
+
+REWRITES = [
+    ("请问我上周去了哪里？", "我上周（2024-05-20至2024-05-26）去了哪里"),
+    ("帮我查一下昨天的会议记录", "2024-05-31的会议记录"),
+    ("你还记得我对什么过敏吗？", "我对什么过敏"),
+    ("Can you tell me what I did yesterday please?", "what I did 2024-05-31?"),
+    ("please remind me where I parked", "where I parked"),
+    ("Hey, do you remember my wife's birthday?", "my wife's birthday?"),
+    ("what did I eat last month", "what did I eat last month (May 2024)"),
+    ("我的地址", "我的地址"),
+]
+
+
+@pytest.mark.parametrize("query,expected", REWRITES, ids=[q for q, _ in REWRITES])
+def test_rewrite_query(query: str, expected: str) -> None:
+    assert LLM.rewrite_query(query, NOW) == expected
+
+
+@pytest.mark.parametrize("query", ["请问", "please", "？", "Can you"])
+def test_rewrite_never_empty(query: str) -> None:
+    out = LLM.rewrite_query(query, NOW)
+    assert out.strip() == query.strip()
+
+
+# ---------------------------------------------------------------- reply
+
+MANGO_CONTEXT = "[2024-01-01] 用户张三对芒果过敏，不要推荐任何芒果相关的食品"
+
+
+def test_mango_allergy_scenario_zh() -> None:
+    chunks, text = reply_text("给我推荐点好吃的零食", MANGO_CONTEXT)
+    assert text.startswith("（离线模式）")
+    assert len(chunks) > 5  # actually streamed
+    assert "过敏" in text and "已避开芒果（你对芒果过敏）" in text
+    recommended = text.split("给你推荐几样零食：", 1)[1].split("。", 1)[0].split("、")
+    assert len(recommended) >= 3
+    assert all("芒果" not in item for item in recommended)
+    mango_items = [i.zh for i in SNACKS if "芒果" in i.zh]
+    assert mango_items and not any(m in text for m in mango_items)
+
+
+def test_mango_allergy_scenario_cross_language() -> None:
+    _, text = reply_text("Can you recommend some snacks?", MANGO_CONTEXT)
+    assert text.startswith("(Offline mode)")
+    assert "mango" not in text.split("you might like:", 1)[1].split(".", 1)[0]
+    assert "I left out mango (you're allergic to mango)" in text
+
+
+def test_english_allergies_and_dislikes_for_dinner() -> None:
+    context = "[2024-01-01] I am allergic to peanuts and shellfish\n[2024-02-01] I don't eat spicy food"
+    _, text = reply_text("What should I eat for dinner?", context)
+    dishes = text.split("you might like:", 1)[1].split(".", 1)[0].lower()
+    assert "kung pao" not in dishes and "mapo" not in dishes  # peanuts / spicy
+    assert "peanuts" in text and "spicy food" in text
+    assert "2024-01-01" in text and "2024-02-01" in text
+
+
+def test_chinese_dislike_and_seafood_allergy() -> None:
+    _, text = reply_text("晚饭吃什么好", "[2024-01-01] 我不吃辣\n[2024-03-01] 我对海鲜过敏")
+    dishes = text.split("给你推荐几样菜：", 1)[1].split("。", 1)[0]
+    for banned in ("清蒸鱼", "寿司", "麻婆豆腐", "宫保鸡丁"):
+        assert banned not in dishes
+    assert "你对海鲜过敏" in text and "你不吃辣" in text
+
+
+def test_no_memories_says_so() -> None:
+    _, zh = reply_text("你知道我喜欢什么吗", "")
+    assert zh.startswith("（离线模式）") and "还没有记住" in zh
+    _, en = reply_text("What do you know about me?", "")
+    assert en.startswith("(Offline mode)") and "don't have anything remembered" in en
+
+
+def test_reply_lists_most_relevant_memory_first() -> None:
+    context = "[2024-05-02] 我喜欢爬山\n[2024-05-01] 我住在北京海淀区"
+    _, text = reply_text("我住在哪里？", context)
+    assert text.index("北京") < text.index("爬山")
+    assert "2024-05-01" in text
+
+
+def test_reply_is_deterministic() -> None:
+    assert reply_text("推荐点零食", MANGO_CONTEXT) == reply_text("推荐点零食", MANGO_CONTEXT)
+
+
+def test_parse_memory_context() -> None:
+    ctx = "[2024-01-01] a\n\n- [2024-02-02] b\nheader line"
+    assert parse_memory_context(ctx) == [("2024-01-01", "a"), ("2024-02-02", "b"), ("", "header line")]
+
+
+def test_extract_avoidances() -> None:
+    found = extract_avoidances([
+        "用户张三对芒果过敏，不要推荐任何芒果相关的食品", "我青霉素过敏", "我对花生和海鲜过敏",
+        "I hate mushrooms but love tea", "I have a peanut allergy", "我不吃香菜",
+    ])
+    assert [(a.term, a.kind) for a in found] == [
+        ("芒果", "allergy"), ("青霉素", "allergy"), ("花生", "allergy"), ("海鲜", "allergy"),
+        ("mushrooms", "dislike"), ("peanut", "allergy"), ("香菜", "no_eat"),
+    ]
+
+
+# ---------------------------------------------------------------- propose_merges
+
+
+def test_propose_merges_groups_near_duplicates_only() -> None:
+    memories = [
+        brief("a", "我对芒果过敏", 9), brief("b", "我对芒果过敏。", 8), brief("c", "我对芒果过敏，吃了会起疹子", 7),
+        brief("d", "我住在北京", 6), brief("e", "I like tea", 5), brief("f", "I like teaching kids", 4),
+        brief("g", "I love hiking in the mountains on weekends.", 3),
+        brief("h", "I love hiking in the mountains on the weekends", 2),
+        brief("i", "我吃辣", 1), brief("j", "我不吃辣", 1), brief("k", "我住在3号楼", 1), brief("l", "我住在5号楼", 1),
+    ]
+    proposals = LLM.propose_merges(memories)
+    groups = [sorted(p.memory_ids) for p in proposals]
+    assert groups == [["a", "b", "c"], ["g", "h"]]
+    assert proposals[0].merged_text == "我对芒果过敏，吃了会起疹子"
+    assert proposals[1].merged_text == "I love hiking in the mountains on the weekends"
+    assert all(p.reason for p in proposals)
+    ids = {m.memory_id for m in memories}
+    assert all(set(p.memory_ids) <= ids and len(p.memory_ids) >= 2 for p in proposals)
+
+
+def test_propose_merges_union_of_distinct_sentences() -> None:
+    # A short fact and two different elaborations of it: one group, no fact lost or repeated.
+    memories = [
+        brief("x", "I live in Berlin. I have two cats.", 3),
+        brief("y", "I live in Berlin", 2),
+        brief("z", "I live in Berlin. I work at SAP.", 1),
+    ]
+    proposals = LLM.propose_merges(memories)
+    assert len(proposals) == 1 and sorted(proposals[0].memory_ids) == ["x", "y", "z"]
+    merged = proposals[0].merged_text
+    assert merged == "I live in Berlin. I have two cats. I work at SAP."
+
+
+def test_propose_merges_reordered_sentences() -> None:
+    proposals = LLM.propose_merges([
+        brief("y", "I live in Berlin. I have two cats. I work at SAP.", 2),
+        brief("z", "I work at SAP. I live in Berlin.", 1),
+    ])
+    assert [sorted(p.memory_ids) for p in proposals] == [["y", "z"]]
+    assert proposals[0].merged_text == "I live in Berlin. I have two cats. I work at SAP."
+
+
+def test_propose_merges_nothing_to_merge() -> None:
+    assert LLM.propose_merges([brief("a", "我喜欢猫"), brief("b", "I live in Paris")]) == []
+    assert LLM.propose_merges([]) == []
+
+
+def test_similarity_helpers() -> None:
+    assert bigram_jaccard("我对芒果过敏", "我对芒果过敏！") == 1.0
+    assert near_duplicate("I don't eat spicy food", "I eat spicy food") == (False, "")
+    assert near_duplicate("I like tea", "I like teaching kids") == (False, "")
+
+
+# ---------------------------------------------------------------- supersedes
+
+SUPERSEDE_TRUE = [
+    ("我搬到上海了", "我住在北京"),
+    ("我现在住在杭州西湖区", "我家在北京海淀区"),
+    ("I moved to Shanghai", "I live in Beijing"),
+    ("My address is 5 Main St", "My address is 12 Oak Road"),
+    ("我的手机号是13900001111", "我的手机号是13800001111"),
+    ("我的手机号换成了[PHONE]", "我的手机号是[PHONE]"),
+    ("My email is now b@x.com", "My email is a@x.com"),
+    ("我现在在阿里巴巴工作", "我在腾讯工作"),
+    ("I work at Microsoft now", "I work at Google"),
+    ("我可以吃一点辣了", "我不吃辣"),
+    ("I can eat a little spicy food now", "I don't eat spicy food"),
+    ("I quit coffee", "I love coffee"),
+    ("我戒了咖啡", "我喜欢喝咖啡"),
+    ("我不喜欢猫了", "我喜欢猫"),
+]
+SUPERSEDE_FALSE = [
+    ("我住在北京", "我住在北京"),  # same value
+    ("I live in Beijing", "I live in Beijing."),
+    ("我妈妈住在上海", "我住在北京"),  # different subject
+    ("I love tea", "I love coffee"),  # different object
+    ("我不吃香菜", "我不吃辣"),
+    ("我住在上海", "我在腾讯工作"),  # different slots
+    ("I hate coffee", "I hate coffee"),
+    ("I lost my phone yesterday", "My phone number is [PHONE]"),
+    ("我的手机号是[PHONE]", "我的手机号是[PHONE]"),  # masked, no change word
+    ("我喜欢爬山", "我对芒果过敏"),
+]
+
+
+@pytest.mark.parametrize("newer,older", SUPERSEDE_TRUE, ids=[n for n, _ in SUPERSEDE_TRUE])
+def test_supersedes_true(newer: str, older: str) -> None:
+    assert LLM.supersedes(brief("new", newer, 0), brief("old", older, 30)) is True
+
+
+@pytest.mark.parametrize("newer,older", SUPERSEDE_FALSE, ids=[n for n, _ in SUPERSEDE_FALSE])
+def test_supersedes_false(newer: str, older: str) -> None:
+    assert LLM.supersedes(brief("new", newer, 0), brief("old", older, 30)) is False
+
+
+def test_supersedes_same_memory_is_false() -> None:
+    m = brief("same", "我住在北京")
+    assert LLM.supersedes(m, m) is False
