@@ -1,0 +1,38 @@
+"""Session fixtures for the real offline models (imported by conftest.py).
+
+The bundled e5 model is converted once into a persistent, gitignored folder under
+``data/test-models`` so repeated test runs reuse it (conversion writes ~470 MB).
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+# Before torch is imported anywhere: busy-waiting OpenMP threads cripple a shared 2-core box,
+# and no model hub is reachable.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+from memory_core.config import BUNDLED_EMBEDDING_MODEL  # noqa: E402
+from memory_core.embedding import load_embedder  # noqa: E402
+from memory_core.embedding.base import Embedder  # noqa: E402
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+TEST_MODEL_DIR = REPO_ROOT / "data" / "test-models"
+
+
+@pytest.fixture(scope="session")
+def model_cache_dir() -> Path:
+    """Persistent model cache shared by test runs (override with MEMORY_TEST_MODEL_DIR)."""
+    path = Path(os.environ.get("MEMORY_TEST_MODEL_DIR", TEST_MODEL_DIR))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@pytest.fixture(scope="session")
+def embedder(model_cache_dir: Path) -> Embedder:
+    """The bundled multilingual-e5-small, loaded once per process."""
+    return load_embedder(BUNDLED_EMBEDDING_MODEL, model_cache_dir)
