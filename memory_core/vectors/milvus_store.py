@@ -1,0 +1,490 @@
+"""``VectorStore`` on Milvus through pymilvus ``MilvusClient``: Milvus Lite 2.5.1 or a 2.5+ server.
+
+One collection holds every user's active memories. The same code runs embedded (the uri is
+a local file path; Milvus Lite runs as a child process of this one) and against a server
+(``http://host:19530`` plus a token). The differences are confined to ``_create_collection``
+(partition key only on a server) and to the client lock (Lite only).
+
+Traps this module works around (measured on this machine, see ../shared/README.md):
+
+* pymilvus bounds its retry loop by ``timeout`` only when the timeout is an ``int``; a float
+  timeout falls back to 75 retries with back-off. Measured against a killed Lite child:
+  ``timeout=2.0`` raised after 211 s, ``timeout=2`` after 3.7 s. Every call here passes
+  ``timeout=<int seconds>`` (``timeout_s`` rounded up).
+* Milvus Lite 2.5.1 rejects every filtered query with "Invalid expr" once a field is declared
+  ``is_partition_key=True``; a server must declare it so a filtered search scans one partition.
+* The loaded state is not persisted: the collection is loaded on every open.
+* IVF / HNSW keep only ~half of the true top-20 under a ``user_id`` filter: the dense index is
+  FLAT (exact), which is also fast enough at per-user scale.
+* ``filter_params`` is unsupported on Lite and naive filter strings are injectable: every
+  filter comes from ``memory_core.vectors.filters``.
+* Two ``MilvusClient`` objects for the same uri share one pymilvus connection alias, so closing
+  one would break the other: each store uses its own alias.
+* Milvus Lite 2.5.1 puts string primary keys unescaped into its internal SQLite statements:
+  a memory id with a single quote cannot be upserted or deleted. Memory ids are therefore
+  limited to ``[A-Za-z0-9._:-]`` (``filters.validate_id``); user ids are not keys and may
+  hold any printable text.
+* A Lite file is locked by the first process that opens it; a second one gets
+  "Open local milvus failed", mapped to ``BackendUnavailable`` with that hint. ``close()``
+  does not stop the Lite child (pymilvus keeps it until the process exits).
+* The BM25 function (jieba analysis) roughly halves write throughput on Lite (~1.5k vs
+  ~3.5k rows/s at dim 384); searches are unaffected.
+* ``TEXT_MATCH`` filters and ``run_analyzer`` are not implemented by Lite 2.5.1 (the schema
+  still enables match so a server can use it).
+"""
+from __future__ import annotations
+
+import logging
+import math
+import re
+import threading
+import uuid
+from contextlib import contextmanager, nullcontext
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ContextManager, Iterable, Iterator, Sequence
+
+import grpc
+import numpy as np
+from pymilvus import DataType, Function, FunctionType, MilvusClient
+from pymilvus.exceptions import (
+    ConnectError,
+    ConnectionNotExistException,
+    MilvusException,
+    MilvusUnavailableException,
+)
+
+from memory_core.errors import BackendUnavailable, MemoryEngineError, ValidationError
+from memory_core.vectors.base import VectorFilter, VectorHit, VectorRecord, VectorStore
+from memory_core.vectors.filters import (
+    MAX_MEMORY_ID_CHARS,
+    MAX_USER_ID_CHARS,
+    build_filter,
+    checked_int,
+    checked_memory_type,
+    ids_filter,
+    user_filter,
+    validate_id,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from memory_core.config import Settings
+
+KEYWORD_ANALYZER: dict[str, Any] = {
+    "tokenizer": "jieba",
+    "filter": ["lowercase", "cnalphanumonly", {"type": "stemmer", "language": "english"}],
+}
+"""The BM25 analyzer, chosen by measurement on Milvus Lite 2.5.1 (bench/milvus_probe.py).
+
+Stored and query text may be raw mixed Chinese/English or pre-segmented by the pipeline
+(jieba tokens joined by spaces, lowercased stemmed English). Findings:
+
+* ``standard`` / ``whitespace`` / ``english``: a run of Chinese characters is one token, so
+  "芒果" never matches raw "我喜欢吃芒果" (only pre-segmented text works).
+* ``{"type": "chinese"}`` segments Chinese but is case-sensitive ("alice" misses "Alice")
+  and ignores extra filters.
+* ``jieba`` tokenizer alone emits the spaces of pre-segmented text as tokens, so a query
+  "喜欢 芒果" matched every English document through the " " token.
+* jieba + ``lowercase`` + ``cnalphanumonly`` (drops space and punctuation tokens) +
+  English ``stemmer`` found the right documents for every zh / en / mixed query, raw or
+  pre-segmented, and lets raw "hiking" meet pre-stemmed "hike" (Porter2 is near-idempotent,
+  so text stemmed by the pipeline is unchanged by a second pass).
+  Known loss: a token mixing letters, digits and punctuation ("ID-42", "v2.5") is dropped.
+
+Kept in one constant so a server collection is created with exactly the same analyzer.
+"""
+
+UPSERT_BATCH_ROWS = 1_000
+UPSERT_BATCH_BYTES = 16 * 1024 * 1024  # well under gRPC's message limit
+DELETE_BATCH_IDS = 1_000
+ITERATOR_BATCH = 1_000
+LOAD_TIMEOUT_S = 300
+MAX_LIMIT = 16_384  # Milvus topk ceiling
+TEXT_MAX_BYTES = 65_535
+LITE_FILE_NAME = re.compile(r"^[a-zA-Z0-9.\-_]+$")
+LITE_FILE_NAME_MAX = 36
+_SERVER_SCHEMES = ("http://", "https://", "tcp://", "grpc://", "unix:")
+_OUTPUT_ID = ["memory_id"]
+
+
+class _LiteIteratorNoise(logging.Filter):
+    """Drop pymilvus's per-iterator warning that Lite has no MVCC timestamp (expected there)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "failed to get mvccTs" not in record.getMessage()
+
+
+_LITE_NOISE_FILTER = _LiteIteratorNoise()
+
+
+def is_server_uri(uri: str) -> bool:
+    """True for a Milvus server address, False for a Milvus Lite file path."""
+    return uri.startswith(_SERVER_SCHEMES)
+
+
+def _truncate_utf8(text: str, max_bytes: int) -> str:
+    raw = text.encode("utf-8")
+    if len(raw) <= max_bytes:
+        return text
+    return raw[:max_bytes].decode("utf-8", errors="ignore")
+
+
+def _is_unavailable(exc: MilvusException) -> bool:
+    """Connection loss and timeouts, as opposed to a request Milvus rejected."""
+    if isinstance(exc, (MilvusUnavailableException, ConnectError, ConnectionNotExistException)):
+        return True
+    code = exc.code
+    # After its retries pymilvus wraps the gRPC failure with code = the StatusCode, or (2.5.18)
+    # the bound ``code`` method of the gRPC error itself.
+    if isinstance(code, grpc.StatusCode) or callable(code):
+        return True
+    message = str(getattr(exc, "message", "") or exc).lower()
+    return any(
+        marker in message
+        for marker in (
+            "retry timeout",
+            "fail connecting",
+            "server unavailable",
+            "deadline",
+            "not ready",
+            "open local milvus failed",  # Lite file locked by another process, or Lite failed to start
+        )
+    )
+
+
+class MilvusVectorStore(VectorStore):
+    """Vectors of active memories in one Milvus collection, filtered per user on every read."""
+
+    def __init__(
+        self,
+        uri: str,
+        collection: str,
+        dim: int,
+        token: str | None = None,
+        timeout_s: float = 10.0,
+    ) -> None:
+        if isinstance(dim, bool) or not isinstance(dim, int) or not 1 <= dim <= 32_768:
+            raise ValidationError(f"dim must be an integer in 1..32768, got {dim!r}")
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,254}", collection or ""):
+            raise ValidationError(f"invalid Milvus collection name {collection!r}")
+        if not timeout_s > 0:
+            raise ValidationError("timeout_s must be positive")
+        self._uri = uri
+        self._collection = collection
+        self._dim = dim
+        self._is_server = is_server_uri(uri)
+        # int on purpose: pymilvus only bounds its retry loop by an int timeout (module docstring)
+        self._timeout = max(1, math.ceil(timeout_s))
+        # Lite serves one process over a local socket; serialise calls so Streamlit's threads
+        # never interleave an iterator with a write. A server handles concurrency itself.
+        self._lock: ContextManager[Any] = nullcontext() if self._is_server else threading.RLock()
+        self._closed = False
+        if not self._is_server:
+            logging.getLogger("pymilvus.orm.iterator").addFilter(_LITE_NOISE_FILTER)  # idempotent
+            name = Path(uri).name
+            if not LITE_FILE_NAME.fullmatch(name) or len(name) > LITE_FILE_NAME_MAX:
+                raise ValidationError(
+                    f"Milvus Lite file name {name!r} must match {LITE_FILE_NAME.pattern} "
+                    f"and be at most {LITE_FILE_NAME_MAX} characters"
+                )
+        with self._guard("connect"):
+            self._client = MilvusClient(
+                uri=uri,
+                token=token or "",
+                timeout=self._timeout,
+                alias=f"memory-core-{uuid.uuid4().hex}",
+            )
+        try:
+            with self._guard("open collection"):
+                if not self._client.has_collection(collection, timeout=self._timeout):
+                    self._create_collection()
+                else:
+                    self._check_existing_schema()
+                # Loading reads every segment (measured ~26 s for 1M rows on Lite): its own budget.
+                self._client.load_collection(collection, timeout=max(self._timeout, LOAD_TIMEOUT_S))
+        except BaseException:
+            self.close()
+            raise
+
+    # ------------------------------------------------------------------ setup
+
+    def _create_collection(self) -> None:
+        schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
+        schema.add_field("memory_id", DataType.VARCHAR, is_primary=True, max_length=MAX_MEMORY_ID_CHARS)
+        user_kwargs: dict[str, Any] = {"is_partition_key": True} if self._is_server else {}
+        schema.add_field("user_id", DataType.VARCHAR, max_length=MAX_USER_ID_CHARS * 4, **user_kwargs)
+        schema.add_field("embedding", DataType.FLOAT_VECTOR, dim=self._dim)
+        schema.add_field(
+            "text",
+            DataType.VARCHAR,
+            max_length=TEXT_MAX_BYTES,
+            enable_analyzer=True,
+            enable_match=True,
+            analyzer_params=KEYWORD_ANALYZER,
+        )
+        schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
+        schema.add_field("importance", DataType.INT64)
+        schema.add_field("created_at", DataType.INT64)
+        schema.add_field("expires_at", DataType.INT64)
+        schema.add_field("memory_type", DataType.VARCHAR, max_length=32)
+        schema.add_field("content_hash", DataType.VARCHAR, max_length=128)
+        schema.add_function(
+            Function(
+                name="text_bm25",
+                function_type=FunctionType.BM25,
+                input_field_names=["text"],
+                output_field_names=["sparse"],
+            )
+        )
+        index_params = self._client.prepare_index_params()
+        index_params.add_index("embedding", index_type="FLAT", metric_type="COSINE")
+        index_params.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
+        extra: dict[str, Any] = {"num_partitions": 64} if self._is_server else {}
+        self._client.create_collection(
+            self._collection,
+            schema=schema,
+            index_params=index_params,
+            consistency_level="Strong",  # a memory written now must be found by the next search
+            timeout=self._timeout,
+            **extra,
+        )
+
+    def _check_existing_schema(self) -> None:
+        info = self._client.describe_collection(self._collection, timeout=self._timeout)
+        fields = {f["name"]: f for f in info.get("fields", [])}
+        embedding = fields.get("embedding")
+        if embedding is None or "sparse" not in fields:
+            raise ValidationError(f"collection {self._collection!r} was not created by this store")
+        existing_dim = int(embedding.get("params", {}).get("dim", -1))
+        if existing_dim != self._dim:
+            raise ValidationError(
+                f"collection {self._collection!r} holds {existing_dim}-d vectors but the embedding "
+                f"model produces {self._dim}-d ones; use another collection or re-index"
+            )
+
+    # ------------------------------------------------------------------ plumbing
+
+    @contextmanager
+    def _guard(self, op: str) -> Iterator[None]:
+        """Serialise (Lite) and translate pymilvus errors into the engine's errors."""
+        with self._lock:
+            if self._closed:
+                raise BackendUnavailable(f"vector store is closed (during {op})")
+            try:
+                yield
+            except MemoryEngineError:
+                raise
+            except grpc.RpcError as exc:
+                raise BackendUnavailable(f"Milvus {op} failed: {exc.code()}") from exc
+            except MilvusException as exc:
+                if _is_unavailable(exc):
+                    hint = ""
+                    if not self._is_server and op == "connect":
+                        hint = " (a Milvus Lite file can be opened by one process only)"
+                    raise BackendUnavailable(f"Milvus is unavailable ({op}): {exc.message}{hint}") from exc
+                raise MemoryEngineError(f"Milvus {op} failed: {exc.message}") from exc
+
+    def _vector(self, vector: np.ndarray, what: str) -> list[float]:
+        arr = np.asarray(vector, dtype=np.float32)
+        if arr.shape != (self._dim,):
+            raise ValidationError(f"{what} has shape {arr.shape}, expected ({self._dim},)")
+        if not np.all(np.isfinite(arr)):
+            raise ValidationError(f"{what} contains NaN or infinity")
+        if not np.any(arr):
+            raise ValidationError(f"{what} is all zeros (cosine similarity is undefined)")
+        return arr.tolist()
+
+    @staticmethod
+    def _limit(limit: int) -> int:
+        value = checked_int(limit, "limit")
+        if not 1 <= value <= MAX_LIMIT:
+            raise ValidationError(f"limit must be in 1..{MAX_LIMIT}")
+        return value
+
+    def _row(self, record: VectorRecord) -> dict[str, Any]:
+        content_hash = record.content_hash
+        if not isinstance(content_hash, str) or len(content_hash.encode("utf-8")) > 128:
+            raise ValidationError("content_hash must be a string of at most 128 bytes")
+        if not isinstance(record.text, str):
+            raise ValidationError("text must be a string")
+        return {
+            "memory_id": validate_id(record.memory_id, "memory_id"),
+            "user_id": validate_id(record.user_id, "user_id"),
+            "embedding": self._vector(record.vector, f"vector of {record.memory_id!r}"),
+            # Only the keyword index reads this field; chunks are far below the limit.
+            "text": _truncate_utf8(record.text, TEXT_MAX_BYTES),
+            "importance": checked_int(record.importance, "importance"),
+            "created_at": checked_int(record.created_at, "created_at"),
+            "expires_at": checked_int(record.expires_at, "expires_at"),
+            "memory_type": checked_memory_type(record.memory_type),
+            "content_hash": content_hash,
+        }
+
+    @staticmethod
+    def _hits(result: Any) -> list[VectorHit]:
+        rows = result[0] if result else []
+        return [VectorHit(memory_id=str(hit["id"]), score=float(hit["distance"]), rank=i) for i, hit in enumerate(rows)]
+
+    def _iterate(self, expr: str, fields: list[str], op: str) -> Iterator[dict[str, Any]]:
+        """Every row matching ``expr``, in pages (plain query stops at offset+limit 16,384)."""
+        with self._guard(op):
+            iterator = self._client.query_iterator(
+                self._collection,
+                batch_size=ITERATOR_BATCH,
+                filter=expr,
+                output_fields=fields,
+                timeout=self._timeout,
+            )
+            try:
+                while True:
+                    page = iterator.next()
+                    if not page:
+                        break
+                    yield from page
+            finally:
+                iterator.close()
+
+    # ------------------------------------------------------------------ VectorStore
+
+    def upsert(self, records: Sequence[VectorRecord]) -> None:
+        """Insert or replace by ``memory_id``; validated in full before anything is written."""
+        latest: dict[str, dict[str, Any]] = {}
+        for record in records:  # a repeated id in one call: the last one wins, no duplicates
+            row = self._row(record)
+            latest.pop(row["memory_id"], None)
+            latest[row["memory_id"]] = row
+        batch: list[dict[str, Any]] = []
+        batch_bytes = 0
+        for row in latest.values():
+            row_bytes = len(row["text"].encode("utf-8")) + 4 * self._dim + 512
+            if batch and (len(batch) >= UPSERT_BATCH_ROWS or batch_bytes + row_bytes > UPSERT_BATCH_BYTES):
+                self._upsert_batch(batch)
+                batch, batch_bytes = [], 0
+            batch.append(row)
+            batch_bytes += row_bytes
+        if batch:
+            self._upsert_batch(batch)
+
+    def _upsert_batch(self, rows: list[dict[str, Any]]) -> None:
+        with self._guard("upsert"):
+            self._client.upsert(self._collection, rows, timeout=self._timeout)
+
+    def delete(self, memory_ids: Sequence[str]) -> None:
+        ids = list(dict.fromkeys(validate_id(m, "memory_id") for m in memory_ids))
+        for start in range(0, len(ids), DELETE_BATCH_IDS):
+            expr = ids_filter(ids[start : start + DELETE_BATCH_IDS])
+            with self._guard("delete"):
+                self._client.delete(self._collection, filter=expr, timeout=self._timeout)
+
+    def delete_user(self, user_id: str) -> None:
+        expr = user_filter(user_id)
+        with self._guard("delete_user"):
+            self._client.delete(self._collection, filter=expr, timeout=self._timeout)
+
+    def search_dense(self, vector: np.ndarray, flt: VectorFilter, limit: int) -> list[VectorHit]:
+        """Exact cosine search; ``score`` is the cosine similarity in [-1, 1]."""
+        data = self._vector(vector, "query vector")
+        expr = build_filter(flt)
+        limit = self._limit(limit)
+        with self._guard("search_dense"):
+            result = self._client.search(
+                self._collection,
+                data=[data],
+                anns_field="embedding",
+                filter=expr,
+                limit=limit,
+                search_params={"metric_type": "COSINE"},
+                output_fields=_OUTPUT_ID,
+                timeout=self._timeout,
+            )
+        return self._hits(result)
+
+    def search_keyword(self, text: str, flt: VectorFilter, limit: int) -> list[VectorHit]:
+        """BM25 over the stored text; ``[]`` for text with no indexable token."""
+        if not isinstance(text, str):
+            raise ValidationError("keyword query must be a string")
+        expr = build_filter(flt)
+        limit = self._limit(limit)
+        query = _truncate_utf8(text, TEXT_MAX_BYTES)
+        if not query.strip():
+            return []
+        with self._guard("search_keyword"):
+            result = self._client.search(
+                self._collection,
+                data=[query],
+                anns_field="sparse",
+                filter=expr,
+                limit=limit,
+                search_params={"metric_type": "BM25"},
+                output_fields=_OUTPUT_ID,
+                timeout=self._timeout,
+            )
+        return self._hits(result)
+
+    def user_hashes(self, user_id: str) -> dict[str, str]:
+        expr = user_filter(user_id)
+        return {
+            str(row["memory_id"]): str(row["content_hash"])
+            for row in self._iterate(expr, ["memory_id", "content_hash"], "user_hashes")
+        }
+
+    def all_user_ids(self) -> Iterable[str]:
+        """Distinct user ids; a full scan, meant for the periodic reconcile job."""
+        seen: set[str] = set()
+        for row in self._iterate('memory_id != ""', ["user_id"], "all_user_ids"):
+            seen.add(str(row["user_id"]))
+        return sorted(seen)
+
+    def count(self) -> int:
+        with self._guard("count"):
+            rows = self._client.query(
+                self._collection, filter="", output_fields=["count(*)"], timeout=self._timeout
+            )
+        return int(rows[0]["count(*)"]) if rows else 0
+
+    def ping(self) -> bool:
+        try:
+            with self._guard("ping"):
+                return bool(self._client.has_collection(self._collection, timeout=self._timeout))
+        except Exception:  # noqa: BLE001 - ping reports, it never raises
+            return False
+
+    def close(self) -> None:
+        """Drop this store's connection. The Lite child process lives until this process exits."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            client = getattr(self, "_client", None)
+            if client is not None:
+                try:
+                    client.close()
+                except Exception:  # noqa: BLE001 - closing a broken connection is not an error
+                    pass
+
+    # ------------------------------------------------------------------ extras
+
+    @property
+    def is_server(self) -> bool:
+        return self._is_server
+
+    @property
+    def collection(self) -> str:
+        return self._collection
+
+
+def open_vector_store(settings: "Settings", dim: int) -> MilvusVectorStore:
+    """Build the store from settings; for Milvus Lite, create the file's parent directory."""
+    uri = settings.resolved_milvus_uri
+    if not is_server_uri(uri):
+        Path(uri).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    token = settings.milvus_token.get_secret_value() if settings.milvus_token is not None else None
+    return MilvusVectorStore(
+        uri=uri,
+        collection=settings.milvus_collection,
+        dim=dim,
+        token=token,
+        timeout_s=settings.milvus_timeout_s,
+    )
+
+
+__all__ = ["KEYWORD_ANALYZER", "MilvusVectorStore", "is_server_uri", "open_vector_store"]
