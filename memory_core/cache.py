@@ -1,0 +1,171 @@
+"""Cache of retrieval results, keyed by user, normalised query and filters.
+
+Invalidation is by generation: every write for a user bumps that user's generation number,
+and keys embed the generation, so one O(1) increment retires all of a user's cached results.
+Redis failures never fail a request: the cache is bypassed, and a user whose invalidation
+could not be delivered is served uncached until it is (so a Redis that comes back with old
+entries cannot serve stale results).
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+import time
+from abc import ABC, abstractmethod
+from collections import OrderedDict
+
+log = logging.getLogger(__name__)
+
+
+def user_tag(user_id: str) -> str:
+    """A fixed-width, key-safe tag for a user id (ids may hold any character)."""
+    return hashlib.sha256(user_id.encode("utf-8")).hexdigest()[:32]
+
+
+class ResultCache(ABC):
+    name: str
+
+    def __init__(self) -> None:
+        self.hits = 0
+        self.misses = 0
+        self.errors = 0
+
+    @abstractmethod
+    def get(self, user_id: str, key: str) -> str | None: ...
+
+    @abstractmethod
+    def set(self, user_id: str, key: str, value: str) -> None: ...
+
+    @abstractmethod
+    def invalidate_user(self, user_id: str) -> None: ...
+
+    @abstractmethod
+    def ping(self) -> bool: ...
+
+    def _count(self, value: str | None) -> str | None:
+        if value is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+        return value
+
+
+class InProcessCache(ResultCache):
+    """Bounded LRU with TTL, for the embedded single-process setup."""
+
+    name = "in-process"
+
+    def __init__(self, max_entries: int = 10_000, ttl_s: int = 3600) -> None:
+        super().__init__()
+        self._data: OrderedDict[tuple[str, int, str], tuple[float, str]] = OrderedDict()
+        self._generation: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self._max = max_entries
+        self._ttl = ttl_s
+
+    def get(self, user_id: str, key: str) -> str | None:
+        with self._lock:
+            k = (user_id, self._generation.get(user_id, 0), key)
+            item = self._data.get(k)
+            if item is None or item[0] < time.monotonic():
+                self._data.pop(k, None)
+                return self._count(None)
+            self._data.move_to_end(k)
+            return self._count(item[1])
+
+    def set(self, user_id: str, key: str, value: str) -> None:
+        with self._lock:
+            k = (user_id, self._generation.get(user_id, 0), key)
+            self._data[k] = (time.monotonic() + self._ttl, value)
+            self._data.move_to_end(k)
+            while len(self._data) > self._max:
+                self._data.popitem(last=False)
+
+    def invalidate_user(self, user_id: str) -> None:
+        with self._lock:
+            self._generation[user_id] = self._generation.get(user_id, 0) + 1
+            for k in [k for k in self._data if k[0] == user_id]:
+                del self._data[k]
+
+    def ping(self) -> bool:
+        return True
+
+
+class RedisCache(ResultCache):
+    """Shared cache for several app processes. Every Redis error degrades to a miss."""
+
+    name = "redis"
+
+    def __init__(self, url: str, ttl_s: int = 3600, prefix: str = "ltm", socket_timeout_s: float = 0.5) -> None:
+        super().__init__()
+        import redis  # imported here so the embedded setup never needs a Redis server
+
+        self._client = redis.Redis.from_url(
+            url, socket_timeout=socket_timeout_s, socket_connect_timeout=socket_timeout_s, decode_responses=True
+        )
+        self._ttl = ttl_s
+        self._prefix = prefix
+        self._dirty: set[str] = set()  # users whose invalidation did not reach Redis
+        self._lock = threading.Lock()
+
+    def _gen_key(self, user_id: str) -> str:
+        return f"{self._prefix}:gen:{user_tag(user_id)}"
+
+    def _key(self, user_id: str, generation: str | None, key: str) -> str:
+        return f"{self._prefix}:r:{user_tag(user_id)}:{generation or '0'}:{key}"
+
+    def _retry_dirty(self, user_id: str) -> bool:
+        """True when the user's generation in Redis is known to be current."""
+        with self._lock:
+            if user_id not in self._dirty:
+                return True
+        try:
+            self._client.incr(self._gen_key(user_id))
+        except Exception:
+            return False
+        with self._lock:
+            self._dirty.discard(user_id)
+        return True
+
+    def get(self, user_id: str, key: str) -> str | None:
+        if not self._retry_dirty(user_id):
+            return self._count(None)
+        try:
+            generation = self._client.get(self._gen_key(user_id))
+            return self._count(self._client.get(self._key(user_id, generation, key)))
+        except Exception as exc:
+            self.errors += 1
+            log.warning("redis cache get failed, bypassing: %s", type(exc).__name__)
+            return self._count(None)
+
+    def set(self, user_id: str, key: str, value: str) -> None:
+        if not self._retry_dirty(user_id):
+            return
+        try:
+            generation = self._client.get(self._gen_key(user_id))
+            self._client.set(self._key(user_id, generation, key), value, ex=self._ttl)
+        except Exception as exc:
+            self.errors += 1
+            log.warning("redis cache set failed, bypassing: %s", type(exc).__name__)
+
+    def invalidate_user(self, user_id: str) -> None:
+        try:
+            self._client.incr(self._gen_key(user_id))
+            self._client.expire(self._gen_key(user_id), max(self._ttl * 2, 86400))
+        except Exception as exc:
+            self.errors += 1
+            with self._lock:
+                self._dirty.add(user_id)
+            log.warning("redis invalidation failed for a user; serving them uncached until it succeeds: %s",
+                        type(exc).__name__)
+
+    def ping(self) -> bool:
+        try:
+            return bool(self._client.ping())
+        except Exception:
+            return False
+
+
+def open_cache(redis_url: str, ttl_s: int) -> ResultCache:
+    return RedisCache(redis_url, ttl_s=ttl_s) if redis_url else InProcessCache(ttl_s=ttl_s)

@@ -1,0 +1,40 @@
+"""What the vector store is given for one memory: the vector, and the text its BM25 index sees.
+
+Kept in one place so the write pipeline, edits, restores and reconcile all index a memory the
+same way (a difference would show up as drift in reconcile).
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from memory_core.lifecycle import epoch
+from memory_core.records import MemoryRecord
+from memory_core.text.keywords import keyword_text
+from memory_core.vectors.base import VectorRecord
+
+
+def embed_text(content: str) -> str:
+    """The text whose embedding is stored (and hashed)."""
+    return content
+
+
+def index_text(content: str, entities: Sequence[str]) -> str:
+    """Keyword-index text: the content pre-segmented (jieba + stemmed English) plus its entities,
+    so the Milvus analyzer sees words in both languages and entity names act as extra keys."""
+    return keyword_text(content + "\n" + " ".join(entities))
+
+
+def vector_record(record: MemoryRecord, vector: np.ndarray) -> VectorRecord:
+    return VectorRecord(
+        memory_id=record.memory_id,
+        user_id=record.user_id,
+        vector=vector,
+        text=index_text(record.content, record.entities),
+        importance=record.importance,
+        created_at=epoch(record.created_at),
+        expires_at=epoch(record.expires_at),
+        memory_type=record.memory_type.value,
+        content_hash=record.content_hash,
+    )

@@ -1,0 +1,361 @@
+"""The retrieval pipeline: rewrite, time filters, hybrid recall, rerank, score, top-k, context.
+
+Stages are timed (rewrite, embed, search, rerank, fetch, total) and recorded for analytics.
+Results are cached per user and invalidated by every write for that user. When the vector
+store is down, recall falls back to a keyword scan of the user's rows in SQL and the response
+says it is degraded (and is not cached).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+import unicodedata
+from dataclasses import asdict, dataclass, replace
+from datetime import datetime, timedelta
+from typing import Any, Sequence
+
+from memory_core.cache import ResultCache
+from memory_core.clock import Clock, as_utc
+from memory_core.config import Settings
+from memory_core.context_block import build_context_block
+from memory_core.embedding.base import Embedder
+from memory_core.llm.base import LLMProvider
+from memory_core.records import MemoryRecord, SearchFilters, SearchResponse
+from memory_core.rerank import Reranker
+from memory_core.scoring import Weights, final_score, recency, rrf
+from memory_core.storage.repository import SqlRepository
+from memory_core.telemetry import Recorder
+from memory_core.text.keywords import keyword_text, keyword_tokens
+from memory_core.text.timeparse import parse_time_range
+from memory_core.types import MemoryStatus, MemoryType, ScoreParts, SearchResult, TimeRange
+from memory_core.validation import check_user_id, clean_text
+from memory_core.vectors.base import VectorFilter, VectorStore
+
+log = logging.getLogger(__name__)
+STAGES = ("rewrite", "embed", "search", "rerank", "fetch", "total")
+CACHE_FORMAT = 1
+
+
+@dataclass
+class _Candidate:
+    memory_id: str
+    dense: float | None = None
+    dense_rank: int | None = None
+    keyword: float | None = None
+    keyword_rank: int | None = None
+    core: bool = False
+    rerank: float | None = None
+
+
+@dataclass
+class RetrievalOptions:
+    """Switches for ablations (benchmarks compare the full pipeline with its parts)."""
+
+    use_dense: bool = True
+    use_keyword: bool = True
+    use_core: bool = True
+    use_score_terms: bool = True  # False: rank by relevance alone
+    use_cache: bool = True
+    record: bool = True
+
+
+def _merge_time(parsed: TimeRange | None, explicit: TimeRange | None) -> TimeRange | None:
+    if parsed is None:
+        return explicit
+    if explicit is None:
+        return parsed
+    starts = [t for t in (parsed.start, explicit.start) if t is not None]
+    ends = [t for t in (parsed.end, explicit.end) if t is not None]
+    return TimeRange(start=max(starts) if starts else None, end=min(ends) if ends else None,
+                     label=" & ".join(x for x in (parsed.label, explicit.label) if x))
+
+
+class RetrievalPipeline:
+    def __init__(
+        self,
+        settings: Settings,
+        repo: SqlRepository,
+        vectors: VectorStore,
+        embedder: Embedder,
+        llm: LLMProvider,
+        cache: ResultCache,
+        clock: Clock,
+        recorder: Recorder,
+        reranker: Reranker | None = None,
+    ) -> None:
+        self.settings = settings
+        self.repo = repo
+        self.vectors = vectors
+        self.embedder = embedder
+        self.llm = llm
+        self.cache = cache
+        self.clock = clock
+        self.recorder = recorder
+        self.reranker = reranker
+
+    @property
+    def weights(self) -> Weights:
+        s = self.settings
+        return Weights(s.weight_relevance, s.weight_importance, s.weight_recency, s.recency_half_life_days)
+
+    def search(
+        self,
+        user_id: str,
+        query: str,
+        top_k: int = 5,
+        context: str | Sequence[str] | None = None,
+        filters: SearchFilters | None = None,
+        at: datetime | None = None,
+        options: RetrievalOptions | None = None,
+    ) -> SearchResponse:
+        started = time.perf_counter()
+        options = options or RetrievalOptions()
+        user_id = check_user_id(user_id)
+        query = clean_text(query, self.settings.max_input_chars, what="query")
+        top_k = max(1, min(int(top_k), 100))
+        filters = filters or SearchFilters()
+        now = as_utc(at) if at else self.clock.now()
+        context_text = context if isinstance(context, str) or context is None else "\n".join(context)
+
+        key = self._cache_key(query, top_k, context_text, filters, now, options)
+        if options.use_cache:
+            cached = self.cache.get(user_id, key)
+            if cached is not None:
+                response = _from_json(cached)
+                if response is not None:
+                    total = (time.perf_counter() - started) * 1000
+                    timings = {stage: 0.0 for stage in STAGES} | {"total": total}
+                    response = replace(response, cache_hit=True, timings_ms=timings)
+                    self._record(user_id, response, now, options)
+                    return response
+
+        timings: dict[str, float] = {stage: 0.0 for stage in STAGES}
+        t = time.perf_counter()
+        rewritten = self.llm.rewrite_query(query, now) or query
+        time_range = _merge_time(parse_time_range(query, now), filters.time_range)
+        timings["rewrite"] = (time.perf_counter() - t) * 1000
+
+        notices: list[str] = []
+        degraded = False
+        flt = self._vector_filter(user_id, now, filters, time_range)
+        try:
+            candidates = self._recall(user_id, rewritten, context_text, flt, now, options, timings)
+        except Exception as exc:
+            log.warning("vector search failed, falling back to SQL keyword search: %s", exc)
+            degraded = True
+            notices.append("Memory search is degraded: the vector store is unavailable, so keyword search over "
+                           "the database answered. Results may be less relevant.")
+            candidates = self._sql_recall(user_id, rewritten, now, time_range, timings)
+
+        t = time.perf_counter()
+        records = self.repo.get_many([c.memory_id for c in candidates])
+        records = {mid: r for mid, r in records.items() if self._admissible(r, user_id, now, filters, time_range)}
+        candidates = [c for c in candidates if c.memory_id in records]
+        timings["fetch"] = (time.perf_counter() - t) * 1000
+
+        if self.reranker is not None and candidates:
+            t = time.perf_counter()
+            scores = self.reranker.score(rewritten, [records[c.memory_id].content for c in candidates])
+            for candidate, score in zip(candidates, scores):
+                candidate.rerank = float(score)
+            timings["rerank"] = (time.perf_counter() - t) * 1000
+
+        results = self._score(candidates, records, now, options)[:top_k]
+        context_block = build_context_block(results, self.embedder.count_tokens, self.settings.context_max_tokens)
+        timings["total"] = (time.perf_counter() - started) * 1000
+        response = SearchResponse(
+            results=results, context_block=context_block, rewritten_query=rewritten, time_range=time_range,
+            timings_ms=timings, cache_hit=False, reranker=self.reranker.name if self.reranker else None,
+            degraded=degraded, notices=notices,
+        )
+        if options.use_cache and not degraded:
+            self.cache.set(user_id, key, _to_json(response))
+        if options.record:
+            self.recorder.accessed([r.memory_id for r in results], now)
+        self._record(user_id, response, now, options)
+        return response
+
+    # ---- stages ---------------------------------------------------------------------------
+    def _vector_filter(self, user_id: str, now: datetime, filters: SearchFilters,
+                       time_range: TimeRange | None) -> VectorFilter:
+        created_to = int(now.timestamp()) + 1  # nothing "from the future" of the asking time
+        created_from = None
+        if time_range is not None:
+            if time_range.end is not None:
+                created_to = min(created_to, int(time_range.end.timestamp()))
+            if time_range.start is not None:
+                created_from = int(time_range.start.timestamp())
+        return VectorFilter(
+            user_id=user_id, now=int(now.timestamp()),
+            memory_types=tuple(t.value for t in filters.memory_types),
+            min_importance=filters.min_importance, created_from=created_from, created_to=created_to,
+        )
+
+    def _recall(self, user_id: str, query: str, context: str | None, flt: VectorFilter, now: datetime,
+                options: RetrievalOptions, timings: dict[str, float]) -> list[_Candidate]:
+        k = self.settings.recall_k
+        candidates: dict[str, _Candidate] = {}
+        vector = None
+        if options.use_dense:
+            t = time.perf_counter()
+            vector = self.embedder.embed_query(query)
+            timings["embed"] = (time.perf_counter() - t) * 1000
+        t = time.perf_counter()
+        if vector is not None:
+            for hit in self.vectors.search_dense(vector, flt, k):
+                candidates.setdefault(hit.memory_id, _Candidate(hit.memory_id))
+                candidates[hit.memory_id].dense, candidates[hit.memory_id].dense_rank = hit.score, hit.rank
+        if options.use_keyword:
+            keyword_query = keyword_text(query if not context else f"{query}\n{context}")
+            if keyword_query.strip():
+                for hit in self.vectors.search_keyword(keyword_query, flt, k):
+                    c = candidates.setdefault(hit.memory_id, _Candidate(hit.memory_id))
+                    c.keyword, c.keyword_rank = hit.score, hit.rank
+        if options.use_core and vector is not None:
+            core_ids = tuple(mid for mid in self.repo.core_memory_ids(user_id, now) if mid not in candidates)
+            if core_ids:
+                core_filter = replace(flt, memory_ids=core_ids, created_from=None,
+                                      created_to=int(now.timestamp()) + 1)
+                for hit in self.vectors.search_dense(vector, core_filter, len(core_ids)):
+                    c = candidates.setdefault(hit.memory_id, _Candidate(hit.memory_id, core=True))
+                    c.dense = hit.score
+        timings["search"] = (time.perf_counter() - t) * 1000
+        return list(candidates.values())
+
+    def _sql_recall(self, user_id: str, query: str, now: datetime, time_range: TimeRange | None,
+                    timings: dict[str, float]) -> list[_Candidate]:
+        t = time.perf_counter()
+        terms = keyword_tokens(query)
+        rows = self.repo.keyword_candidates(user_id, terms, now)
+        scored = []
+        for row in rows:
+            text = row.content.lower()
+            scored.append((sum(1 for term in terms if term.lower() in text), row.memory_id))
+        scored.sort(key=lambda pair: -pair[0])
+        timings["search"] = (time.perf_counter() - t) * 1000
+        return [_Candidate(mid, keyword=float(score), keyword_rank=rank)
+                for rank, (score, mid) in enumerate(scored[: self.settings.recall_k])]
+
+    @staticmethod
+    def _admissible(record: MemoryRecord, user_id: str, now: datetime, filters: SearchFilters,
+                    time_range: TimeRange | None) -> bool:
+        """Defence in depth: SQL, the system of record, has the last word on what may be shown."""
+        if record.user_id != user_id or record.status is not MemoryStatus.ACTIVE:
+            return False
+        if record.expires_at is not None and record.expires_at <= now:
+            return False
+        if record.created_at > now + timedelta(seconds=1):
+            return False
+        if filters.memory_types and record.memory_type not in filters.memory_types:
+            return False
+        if filters.min_importance is not None and record.importance < filters.min_importance:
+            return False
+        if filters.entities:
+            wanted = {e.lower() for e in filters.entities}
+            if not wanted & {e.lower() for e in record.entities}:
+                return False
+        return True
+
+    def _score(self, candidates: list[_Candidate], records: dict[str, MemoryRecord], now: datetime,
+               options: RetrievalOptions) -> list[SearchResult]:
+        weights = self.weights
+        legs = int(options.use_dense) + int(options.use_keyword)
+        results: list[SearchResult] = []
+        for c in candidates:
+            record = records[c.memory_id]
+            if c.rerank is not None:
+                relevance = c.rerank
+            else:
+                ranks = ([c.dense_rank] if options.use_dense else []) + ([c.keyword_rank] if options.use_keyword else [])
+                relevance = rrf(ranks) if legs else 0.0
+                if c.core and c.dense_rank is None and c.dense is not None:
+                    # A core memory the legs did not recall: its cosine (shifted from e5's ~0.7-0.9
+                    # band) stands in, so it competes on merit rather than entering at zero.
+                    relevance = max(0.0, min(1.0, (c.dense - 0.7) / 0.3)) * 0.5
+            rec = recency(record.created_at, now, weights.half_life_days)
+            score = final_score(relevance, record.importance, rec, weights) if options.use_score_terms else relevance
+            results.append(SearchResult(
+                memory_id=record.memory_id, user_id=record.user_id, content=record.content,
+                memory_type=record.memory_type, importance=record.importance, created_at=record.created_at,
+                score=round(score, 6),
+                parts=ScoreParts(relevance=round(relevance, 6), importance=record.importance / 5.0,
+                                 recency=round(rec, 6), dense=c.dense, keyword=c.keyword, rerank=c.rerank),
+                entities=record.entities, source=record.source, meta=record.meta,
+            ))
+        results.sort(key=lambda r: (-r.score, -r.created_at.timestamp(), r.memory_id))
+        return results
+
+    # ---- bookkeeping ----------------------------------------------------------------------
+    def _cache_key(self, query: str, top_k: int, context: str | None, filters: SearchFilters, now: datetime,
+                   options: RetrievalOptions) -> str:
+        normalised = " ".join(unicodedata.normalize("NFKC", query).lower().split())
+        payload = json.dumps({
+            "v": CACHE_FORMAT, "q": normalised, "k": top_k, "c": context or "",
+            "f": _filters_json(filters), "day": now.date().isoformat(),
+            "o": asdict(options),
+        }, sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+    def _record(self, user_id: str, response: SearchResponse, now: datetime, options: RetrievalOptions) -> None:
+        if not options.record:
+            return
+        t = response.timings_ms
+        self.recorder.metric(dict(
+            at=self.clock.now(), user_id=user_id,
+            cache_hit=response.cache_hit, degraded=response.degraded, results=len(response.results),
+            **{f"{stage}_ms": float(t.get(stage, 0.0)) for stage in STAGES},
+        ))
+
+
+def _filters_json(filters: SearchFilters) -> dict[str, Any]:
+    tr = filters.time_range
+    return {
+        "t": [tr.start.isoformat() if tr and tr.start else None, tr.end.isoformat() if tr and tr.end else None],
+        "types": sorted(t.value for t in filters.memory_types),
+        "imp": filters.min_importance,
+        "ent": sorted(filters.entities),
+    }
+
+
+def _to_json(response: SearchResponse) -> str:
+    def result(r: SearchResult) -> dict[str, Any]:
+        data = asdict(r)
+        data["memory_type"] = r.memory_type.value
+        data["created_at"] = r.created_at.isoformat()
+        return data
+
+    tr = response.time_range
+    return json.dumps({
+        "results": [result(r) for r in response.results],
+        "context_block": response.context_block,
+        "rewritten_query": response.rewritten_query,
+        "time_range": None if tr is None else {
+            "start": tr.start.isoformat() if tr.start else None,
+            "end": tr.end.isoformat() if tr.end else None, "label": tr.label},
+        "reranker": response.reranker,
+        "notices": response.notices,
+    }, ensure_ascii=False)
+
+
+def _from_json(text: str) -> SearchResponse | None:
+    """Rebuild a cached response; anything unreadable is treated as a miss."""
+    try:
+        data = json.loads(text)
+        results = []
+        for r in data["results"]:
+            parts = ScoreParts(**r.pop("parts"))
+            r["memory_type"] = MemoryType(r["memory_type"])
+            r["created_at"] = datetime.fromisoformat(r["created_at"])
+            results.append(SearchResult(parts=parts, **r))
+        tr = data["time_range"]
+        time_range = None if tr is None else TimeRange(
+            start=datetime.fromisoformat(tr["start"]) if tr["start"] else None,
+            end=datetime.fromisoformat(tr["end"]) if tr["end"] else None, label=tr["label"])
+        return SearchResponse(results=results, context_block=data["context_block"],
+                              rewritten_query=data["rewritten_query"], time_range=time_range, timings_ms={},
+                              cache_hit=True, reranker=data["reranker"], notices=list(data["notices"]))
+    except Exception as exc:
+        log.warning("unreadable cache entry ignored: %s", exc)
+        return None

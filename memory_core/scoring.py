@@ -1,0 +1,42 @@
+"""Final score = w_rel * relevance + w_imp * importance/5 + w_rec * recency, every part in [0, 1].
+
+Relevance comes from the cross-encoder when one is configured, otherwise from reciprocal-rank
+fusion of the dense and keyword legs, normalised by the best possible fused score (first in
+both legs = 1.0) so it does not depend on how many candidates there were.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime
+
+RRF_K = 60
+
+
+@dataclass(frozen=True)
+class Weights:
+    relevance: float
+    importance: float
+    recency: float
+    half_life_days: float
+
+
+def rrf(ranks: list[int | None], k: int = RRF_K) -> float:
+    """Fused relevance in [0, 1]: sum of 1/(k+rank+1) over legs, divided by its maximum."""
+    best = len(ranks) / (k + 1)
+    total = sum(1.0 / (k + rank + 1) for rank in ranks if rank is not None)
+    return total / best if best else 0.0
+
+
+def recency(created_at: datetime, now: datetime, half_life_days: float) -> float:
+    """Exponential decay with age: 1.0 today, 0.5 after one half-life; future dates count as now."""
+    age_days = max(0.0, (now - created_at).total_seconds() / 86400.0)
+    return math.exp(-math.log(2) * age_days / max(half_life_days, 1e-6))
+
+
+def final_score(relevance: float, importance: int, recency_value: float, weights: Weights) -> float:
+    return (
+        weights.relevance * relevance
+        + weights.importance * (importance / 5.0)
+        + weights.recency * recency_value
+    )

@@ -1,0 +1,266 @@
+"""The write pipeline: validate, redact PII, chunk, analyse, embed, deduplicate, dual write.
+
+Write order that loses nothing: the SQL row is committed first with ``vector_written=False``,
+then the vector is upserted, then the row is marked written (only if its content hash is still
+the one embedded). A crash or a Milvus failure anywhere after the commit leaves a pending row
+that ``reconcile()`` indexes later; the caller is told which memories are pending.
+"""
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Sequence
+
+import numpy as np
+
+from memory_core.cache import ResultCache
+from memory_core.clock import Clock, as_utc
+from memory_core.config import Settings
+from memory_core.embedding.base import Embedder
+from memory_core.errors import ValidationError
+from memory_core.indexing import embed_text, vector_record
+from memory_core.lifecycle import content_hash, expires_at_for
+from memory_core.llm.base import LLMProvider
+from memory_core.records import AddItem, AddResult, MemoryRecord
+from memory_core.storage.repository import SqlRepository, snapshot
+from memory_core.text.chunking import chunk_text
+from memory_core.text.pii import redact
+from memory_core.text.similarity import bigram_jaccard, normalize_for_compare
+from memory_core.types import Analysis, MemoryStatus
+from memory_core.validation import check_user_id, clean_text
+from memory_core.vectors.base import VectorFilter, VectorStore
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class _Chunk:
+    """One chunk on its way to storage."""
+
+    item_index: int
+    user_id: str
+    text: str
+    at: datetime
+    session_id: str | None
+    meta: dict[str, Any]
+    source: list[str]
+    analysis: Analysis | None = None
+    vector: np.ndarray | None = None
+    hash: str = ""
+    duplicate_of: str | None = None  # an existing (or earlier in this batch) memory id
+    memory_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+
+
+def _sources(source: str | Sequence[str] | None) -> list[str]:
+    if source is None:
+        return []
+    if isinstance(source, str):
+        return [source]
+    return [str(s) for s in source]
+
+
+class WritePipeline:
+    def __init__(
+        self,
+        settings: Settings,
+        repo: SqlRepository,
+        vectors: VectorStore,
+        embedder: Embedder,
+        llm: LLMProvider,
+        cache: ResultCache,
+        clock: Clock,
+    ) -> None:
+        self.settings = settings
+        self.repo = repo
+        self.vectors = vectors
+        self.embedder = embedder
+        self.llm = llm
+        self.cache = cache
+        self.clock = clock
+
+    @property
+    def chunk_limit(self) -> int:
+        # Leave room for the "passage: " prompt and special tokens inside the model's window.
+        return max(32, min(self.settings.chunk_tokens, self.embedder.max_tokens - 16))
+
+    def add_many(self, items: Sequence[AddItem], actor: str = "system") -> list[AddResult]:
+        """Store many texts; validation of every item happens before anything is written."""
+        prepared: list[tuple[AddItem, str, str, list[str]]] = []
+        for index, item in enumerate(items):
+            try:
+                user_id = check_user_id(item.user_id)
+                text = clean_text(item.content, self.settings.max_input_chars)
+            except ValidationError as exc:
+                raise ValidationError(f"item {index}: {exc}" if len(items) > 1 else str(exc)) from exc
+            if item.metadata is not None and not isinstance(item.metadata, dict):
+                raise ValidationError(f"item {index}: metadata must be a dict")
+            redaction = redact(text)
+            prepared.append((item, user_id, redaction.text, sorted(set(redaction.kinds))))
+
+        chunks: list[_Chunk] = []
+        for index, (item, user_id, text, _kinds) in enumerate(prepared):
+            at = as_utc(item.at) if item.at else self.clock.now()
+            for piece in chunk_text(text, self.chunk_limit, self.settings.chunk_overlap_tokens, self.embedder.count_tokens):
+                chunks.append(_Chunk(index, user_id, piece, at, item.session_id, dict(item.metadata or {}),
+                                     _sources(item.source)))
+        for chunk in chunks:
+            chunk.analysis = self.llm.analyze(chunk.text, chunk.at)
+            chunk.hash = content_hash(self.embedder.name, embed_text(chunk.text))
+        if chunks:
+            vectors = self.embedder.embed_passages([embed_text(c.text) for c in chunks])
+            for chunk, vector in zip(chunks, vectors):
+                chunk.vector = vector
+        self._find_duplicates(chunks)
+        created = self._store(chunks, actor)
+        pending = self._index([c for c in chunks if c.duplicate_of is None and c.memory_id in created])
+        self._refresh_absorbed({c.duplicate_of for c in chunks if c.duplicate_of is not None})
+        for user_id in {c.user_id for c in chunks}:
+            self.cache.invalidate_user(user_id)
+
+        results: list[AddResult] = []
+        for index, (_item, _user, _text, kinds) in enumerate(prepared):
+            mine = [c for c in chunks if c.item_index == index]
+            results.append(AddResult(
+                memory_ids=[c.duplicate_of or c.memory_id for c in mine],
+                created=[c.memory_id for c in mine if c.duplicate_of is None],
+                deduplicated=[c.duplicate_of for c in mine if c.duplicate_of is not None],
+                redactions=kinds,
+                pending_index=[c.memory_id for c in mine if c.memory_id in pending],
+            ))
+        return results
+
+    # ---- steps --------------------------------------------------------------------------
+    def _is_duplicate(self, text: str, other_text: str, cosine: float) -> bool:
+        """Same text once normalised, or embedding-close AND lexically close. Cosine alone would
+        fold different facts together ("对芒果过敏" vs "对花生过敏" score 0.96 with e5)."""
+        if normalize_for_compare(text) == normalize_for_compare(other_text):
+            return True
+        return cosine >= self.settings.dedup_similarity and bigram_jaccard(text, other_text) >= self.settings.dedup_lexical
+
+    def _find_duplicates(self, chunks: list[_Chunk]) -> None:
+        """A copy of an active memory of the same user, or of another item earlier in this batch,
+        refreshes that memory instead of adding a new one. Chunks of one text never fold together."""
+        by_user: dict[str, list[_Chunk]] = {}
+        for chunk in chunks:
+            by_user.setdefault(chunk.user_id, []).append(chunk)
+        for user_id, mine in by_user.items():
+            kept: list[_Chunk] = []
+            for chunk in mine:
+                existing = self.repo.find_by_hash(user_id, chunk.hash)
+                if existing is not None:
+                    chunk.duplicate_of = existing.memory_id
+                    continue
+                twin = next((k for k in kept if k.item_index != chunk.item_index
+                             and self._is_duplicate(chunk.text, k.text, float(k.vector @ chunk.vector))), None)
+                if twin is not None:
+                    chunk.duplicate_of = twin.memory_id
+                    continue
+                try:
+                    hits = self.vectors.search_dense(
+                        chunk.vector, VectorFilter(user_id=user_id, now=int(chunk.at.timestamp())), limit=3
+                    )
+                except Exception as exc:  # the store being down must not block writing
+                    log.warning("near-duplicate check skipped (vector store unavailable): %s", exc)
+                    hits = []
+                close = [h for h in hits if h.score >= self.settings.dedup_similarity]
+                if close:
+                    texts = self.repo.get_many([h.memory_id for h in close])
+                    match = next((h for h in close if h.memory_id in texts
+                                  and self._is_duplicate(chunk.text, texts[h.memory_id].content, h.score)), None)
+                    if match is not None:
+                        chunk.duplicate_of = match.memory_id
+                        continue
+                kept.append(chunk)
+
+    def _store(self, chunks: list[_Chunk], actor: str) -> set[str]:
+        """One transaction: new rows (vector pending), duplicate bumps, and their history."""
+        created: set[str] = set()
+        ttl = self.settings.ttl_days_by_importance
+        with self.repo.session() as session:
+            absorbed: dict[str, list[_Chunk]] = {}
+            for chunk in chunks:
+                if chunk.duplicate_of is not None:
+                    absorbed.setdefault(chunk.duplicate_of, []).append(chunk)
+                    continue
+                analysis = chunk.analysis
+                assert analysis is not None
+                values = dict(
+                    memory_id=chunk.memory_id, user_id=chunk.user_id, session_id=chunk.session_id,
+                    content=chunk.text, summary=analysis.summary, importance=analysis.importance,
+                    memory_type=analysis.memory_type.value, entities=analysis.entities, meta=chunk.meta,
+                    status=MemoryStatus.ACTIVE.value, created_at=chunk.at, updated_at=chunk.at,
+                    expires_at=expires_at_for(analysis.importance, chunk.at, ttl), expired_at=None,
+                    source=chunk.source, access_count=0, last_accessed_at=None, superseded_by=None,
+                    merged_from=[], vector_written=False, content_hash=chunk.hash,
+                )
+                self.repo.insert(session, values)
+                session.flush()
+                record = self.repo.get(chunk.memory_id, session)
+                assert record is not None
+                self.repo.add_history(session, memory_id=chunk.memory_id, user_id=chunk.user_id, action="create",
+                                      actor=actor, at=chunk.at, before=None, after=snapshot(record))
+                created.add(chunk.memory_id)
+            for memory_id, copies in absorbed.items():
+                self._absorb(session, memory_id, copies, actor)
+        return created
+
+    def _absorb(self, session: Any, memory_id: str, copies: list[_Chunk], actor: str) -> None:
+        """A near-duplicate refreshes the memory it repeats: seen again, maybe more important."""
+        before = self.repo.get(memory_id, session)
+        if before is None:  # an earlier chunk of this batch that was itself stored above
+            return
+        latest = max(c.at for c in copies)
+        importance = max([before.importance] + [c.analysis.importance for c in copies if c.analysis])
+        sources = list(dict.fromkeys(before.source + [s for c in copies for s in c.source]))
+        fields: dict[str, Any] = dict(
+            access_count=before.access_count + len(copies),
+            updated_at=max(before.updated_at, latest),
+            last_accessed_at=latest,
+            source=sources,
+            importance=importance,
+        )
+        if importance != before.importance:
+            fields["expires_at"] = expires_at_for(importance, before.created_at, self.settings.ttl_days_by_importance)
+            fields["vector_written"] = False  # importance and expiry live in the vector record too
+        self.repo.update_fields(session, memory_id, **fields)
+        after = self.repo.get(memory_id, session)
+        assert after is not None
+        self.repo.add_history(session, memory_id=memory_id, user_id=before.user_id, action="dedup", actor=actor,
+                              at=latest, before=snapshot(before), after=snapshot(after),
+                              note=f"absorbed {len(copies)} near-duplicate(s)")
+
+    def _index(self, chunks: list[_Chunk]) -> set[str]:
+        """Upsert the new vectors; returns the ids left pending (the store failed)."""
+        if not chunks:
+            return set()
+        records = self.repo.get_many([c.memory_id for c in chunks])
+        by_id = {c.memory_id: c for c in chunks}
+        batch = [vector_record(records[mid], by_id[mid].vector) for mid in records]
+        try:
+            self.vectors.upsert(batch)
+        except Exception as exc:
+            log.warning("vector write failed for %d memories; they stay pending for reconcile: %s", len(batch), exc)
+            return set(by_id)
+        self.repo.set_vector_written(list(records), True, {mid: records[mid].content_hash for mid in records})
+        return set()
+
+    def _refresh_absorbed(self, memory_ids: set[str]) -> None:
+        """Re-index duplicates whose importance (and so expiry) went up; on failure reconcile will."""
+        stale = [r for r in self.repo.get_many(sorted(memory_ids)).values()
+                 if not r.vector_written and r.status is MemoryStatus.ACTIVE]
+        try:
+            self.index_records(stale)
+        except Exception as exc:
+            log.warning("re-index of %d deduplicated memories failed; left for reconcile: %s", len(stale), exc)
+
+    def index_records(self, records: Sequence[MemoryRecord]) -> int:
+        """(Re-)embed and upsert stored memories, then mark them written. Used by edits,
+        restores and reconcile so every path indexes a memory identically."""
+        if not records:
+            return 0
+        vectors = self.embedder.embed_passages([embed_text(r.content) for r in records])
+        self.vectors.upsert([vector_record(r, v) for r, v in zip(records, vectors)])
+        self.repo.set_vector_written([r.memory_id for r in records], True, {r.memory_id: r.content_hash for r in records})
+        return len(records)

@@ -1,0 +1,122 @@
+"""Shared fixtures: real SQLite and PostgreSQL, real Redis, real Milvus Lite, the real model.
+
+PostgreSQL gets a fresh database per test session (dropped afterwards); Redis keys get a
+per-test prefix; every engine gets its own Milvus Lite store under ``tmp_path``.
+"""
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+from typing import Callable, Iterator
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("RUST_LOG", "error")  # milvus-lite's tantivy logs every commit at INFO
+
+from tests.fixtures_models import embedder, model_cache_dir  # noqa: E402,F401  (shared model fixtures)
+
+PG_ADMIN_URL = os.environ.get("TEST_PG_ADMIN_URL", "postgresql+psycopg2://postgres@127.0.0.1:5432/postgres")
+REDIS_TEST_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+
+
+@pytest.fixture(scope="session")
+def pg_url() -> Iterator[str]:
+    """A throw-away PostgreSQL database on the local server."""
+    from sqlalchemy import create_engine, text
+
+    name = f"ltm_test_{uuid.uuid4().hex[:10]}"
+    admin = create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            conn.execute(text(f'CREATE DATABASE "{name}"'))  # name is generated above, not input
+    except Exception as exc:  # pragma: no cover - environment problem, stated plainly
+        pytest.fail(f"PostgreSQL at 127.0.0.1:5432 is required for these tests: {exc}")
+    url = PG_ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
+    yield url
+    with admin.connect() as conn:
+        conn.execute(text(f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}'"))
+        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}"'))
+    admin.dispose()
+
+
+def fresh_pg_schema(pg_url: str) -> str:
+    """A URL whose connections live in a new, empty schema of the test database."""
+    from sqlalchemy import create_engine, text
+
+    schema = f"s_{uuid.uuid4().hex[:12]}"
+    engine = create_engine(pg_url, isolation_level="AUTOCOMMIT")
+    with engine.connect() as conn:
+        conn.execute(text(f'CREATE SCHEMA "{schema}"'))  # generated name, not input
+    engine.dispose()
+    return f"{pg_url}?options=-csearch_path%3D{schema}"
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> str:
+    import redis
+
+    try:
+        redis.Redis.from_url(REDIS_TEST_URL, socket_timeout=2).ping()
+    except Exception as exc:  # pragma: no cover
+        pytest.fail(f"Redis at {REDIS_TEST_URL} is required for these tests: {exc}")
+    return REDIS_TEST_URL
+
+
+@pytest.fixture
+def make_settings(tmp_path: Path, model_cache_dir: Path) -> Callable[..., "object"]:
+    """Settings for an isolated store under tmp_path; keyword overrides win."""
+    from memory_core.config import Settings
+
+    def _make(**overrides: object) -> Settings:
+        values: dict[str, object] = dict(
+            data_dir=tmp_path / "data",
+            milvus_uri=str(tmp_path / f"m{uuid.uuid4().hex[:8]}.db"),
+            model_cache_dir=model_cache_dir,
+            redis_url="",
+            openai_base_url="",
+            openai_api_key=None,
+            llm_model="",
+        )
+        values.update(overrides)
+        return Settings(_env_file=None, **values)  # type: ignore[call-arg]
+
+    return _make
+
+
+@pytest.fixture
+def make_engine(make_settings, embedder, pg_url, redis_url):  # type: ignore[no-untyped-def]
+    """Build engines on a chosen SQL backend and cache; all are closed after the test."""
+    from memory_core import open_memory
+    from memory_core.cache import RedisCache
+
+    engines = []
+
+    def _make(sql: str = "sqlite", cache: object = "memory", **kwargs: object):  # type: ignore[no-untyped-def]
+        overrides = {k: v for k, v in kwargs.items() if k in {"ttl_days_by_importance", "weight_relevance",
+                                                                  "weight_importance", "weight_recency",
+                                                                  "openai_base_url", "openai_api_key", "llm_model",
+                                                                  "llm_timeout_s", "llm_max_retries", "milvus_uri",
+                                                                  "database_url", "max_input_chars"}}
+        if sql == "postgres":
+            overrides.setdefault("database_url", fresh_pg_schema(pg_url))
+        settings = make_settings(**overrides)
+        parts = {k: v for k, v in kwargs.items() if k in {"clock", "vectors", "llm", "reranker"}}
+        if cache == "redis":
+            parts["cache"] = RedisCache(redis_url, prefix=f"ltmtest:{uuid.uuid4().hex[:8]}")
+        elif not isinstance(cache, str):
+            parts["cache"] = cache  # a ready cache object (e.g. one pointed at a dead Redis)
+        engine = open_memory(settings, embedder=embedder, **parts)
+        engines.append(engine)
+        return engine
+
+    yield _make
+    for engine in engines:
+        try:
+            engine.close()
+        except Exception:
+            pass

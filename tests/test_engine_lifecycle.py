@@ -1,0 +1,129 @@
+"""Expiry by importance, deduplication, edits with history, deletes, bad input."""
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from memory_core import FixedClock, MemoryQuery, MemoryStatus, MemoryType, NotFoundError, ValidationError
+
+T0 = datetime(2024, 1, 1, 12, tzinfo=timezone.utc)
+
+
+def test_expiry_follows_importance(make_engine) -> None:
+    clock = FixedClock(T0)
+    engine = make_engine(clock=clock)
+    hello = engine.add("u1", "你好呀").memory_ids[0]
+    allergy = engine.add("u1", "我对花生过敏，吃了会呼吸困难").memory_ids[0]
+    hobby = engine.add("u1", "I have been playing tennis on Saturdays with my neighbour").memory_ids[0]
+    rec = {mid: engine.get(mid) for mid in (hello, allergy, hobby)}
+    assert rec[hello].importance == 1 and rec[hello].expires_at == T0 + timedelta(days=30)
+    assert rec[allergy].importance == 5 and rec[allergy].expires_at is None
+    assert rec[hobby].importance in (2, 3) and rec[hobby].expires_at is not None
+
+    clock.set(T0 + timedelta(days=29))
+    ids = {r.memory_id for r in engine.search("u1", "你好", top_k=10).results}
+    assert hello in ids
+    clock.set(T0 + timedelta(days=31))
+    ids = {r.memory_id for r in engine.search("u1", "你好", top_k=10).results}
+    assert hello not in ids and allergy in ids  # the core memory is always a candidate
+    clock.set(T0 + timedelta(days=3650))
+    ids = {r.memory_id for r in engine.search("u1", "过敏", top_k=10).results}
+    assert ids == {allergy}
+
+
+@pytest.mark.parametrize("sql", ["sqlite", "postgres"])
+def test_near_duplicates_update_instead_of_copy(make_engine, sql: str) -> None:
+    clock = FixedClock(T0)
+    engine = make_engine(sql=sql, clock=clock)
+    first = engine.add("u1", "My favourite coffee is a flat white with oat milk", source="m1")
+    clock.set(T0 + timedelta(days=3))
+    second = engine.add("u1", "My favourite coffee is a flat white with oat milk.", source="m2")
+    assert second.created == [] and second.deduplicated == first.memory_ids
+    record = engine.get(first.memory_ids[0])
+    assert record.access_count == 1 and record.source == ["m1", "m2"]
+    assert record.updated_at == T0 + timedelta(days=3)
+    assert [h.action for h in engine.history(record.memory_id)] == ["create", "dedup"]
+    assert engine.vectors.count() == 1
+    # Within one batch too.
+    batch = engine.add_many([{"user_id": "u2", "content": "I live in Lisbon"}, {"user_id": "u2", "content": "I live in Lisbon"}])
+    assert batch[0].created and batch[1].deduplicated == batch[0].memory_ids
+    # Different users never deduplicate against each other.
+    other = engine.add("u3", "My favourite coffee is a flat white with oat milk")
+    assert other.created
+
+
+@pytest.mark.parametrize("sql", ["sqlite", "postgres"])
+def test_edit_reembeds_and_lands_in_history(make_engine, sql: str) -> None:
+    engine = make_engine(sql=sql)
+    mid = engine.add("u1", "I work at Contoso as a data engineer").memory_ids[0]
+    assert engine.search("u1", "Contoso job").results[0].memory_id == mid
+    engine.update(mid, actor="staff:alice", content="I work at Fabrikam as a product manager", importance=4,
+                  memory_type=MemoryType.DECLARATIVE)
+    record = engine.get(mid)
+    assert "Fabrikam" in record.content and record.importance == 4 and record.vector_written
+    assert engine.vectors.user_hashes("u1") == {mid: record.content_hash}
+    hits = engine.search("u1", "Fabrikam product manager").results
+    assert hits and hits[0].memory_id == mid and "Fabrikam" in hits[0].content
+    entry = engine.history(mid)[-1]
+    assert entry.action == "update" and entry.actor == "staff:alice"
+    assert "Contoso" in entry.before["content"] and "Fabrikam" in entry.after["content"]
+    assert entry.before["importance"] != 4 or entry.after["importance"] == 4
+
+    engine.expire(mid, actor="staff:bob")
+    assert engine.get(mid).status is MemoryStatus.EXPIRED
+    assert engine.search("u1", "Fabrikam product manager").results == []
+    assert engine.vectors.count() == 0
+    engine.restore(mid, actor="staff:bob")
+    assert engine.search("u1", "Fabrikam product manager").results[0].memory_id == mid
+    assert [h.action for h in engine.history(mid)] == ["create", "update", "expire", "restore"]
+    assert {h.actor for h in engine.history(mid)[1:]} == {"staff:alice", "staff:bob"}
+
+    engine.delete(mid, actor="staff:carol")
+    with pytest.raises(NotFoundError):
+        engine.get(mid)
+    assert engine.history(mid)[-1].action == "delete" and engine.vectors.count() == 0
+
+
+def test_delete_user_erases_everything(make_engine) -> None:
+    engine = make_engine()
+    for text in ["I live in Oslo", "My daughter is called Ingrid", "我喜欢喝乌龙茶"]:
+        engine.add("gone", text)
+    keep = engine.add("stays", "I live in Bergen").memory_ids[0]
+    assert engine.delete_user("gone", actor="staff:dpo") == 3
+    assert engine.list_memories(MemoryQuery(user_id="gone")).total == 0
+    assert engine.vectors.user_hashes("gone") == {}
+    assert engine.search("gone", "Oslo").results == []
+    assert engine.get(keep).user_id == "stays"
+    entries = engine.user_history("gone")
+    assert entries[0].action == "delete_user" and entries[0].actor == "staff:dpo"
+    assert all(e.before is None or "content" not in e.before for e in entries)
+
+
+def test_bad_input_is_rejected_and_odd_input_is_kept(make_engine) -> None:
+    engine = make_engine(max_input_chars=20_000)
+    for bad in ["", "   \n\t ", "\x00\x01"]:
+        with pytest.raises(ValidationError):
+            engine.add("u1", bad)
+    with pytest.raises(ValidationError):
+        engine.add("u1", "x" * 20_001)
+    with pytest.raises(ValidationError):
+        engine.add("u1", 12345)  # type: ignore[arg-type]
+    assert engine.list_memories(MemoryQuery()).total == 0
+    odd = "Emoji 🙂 ZWJ 👩‍👩‍👧 RTL مرحبا, combining e\u0301, quotes \"'` and \\backslash, 中文"
+    mid = engine.add("u1", odd + "\x07").memory_ids[0]
+    assert engine.get(mid).content.startswith("Emoji 🙂")
+    assert "\x07" not in engine.get(mid).content
+    assert engine.search("u1", "مرحبا 中文").results[0].memory_id == mid
+
+
+def test_long_text_is_chunked_within_model_limit(make_engine) -> None:
+    engine = make_engine()
+    sentences = [f"第{i}件事：我在周{i % 7 + 1}参加了编号为{i}的社区志愿活动，负责分发物资和登记。" for i in range(120)]
+    result = engine.add("u1", "".join(sentences), source="doc-1")
+    assert len(result.created) >= 3
+    for mid in result.created:
+        record = engine.get(mid)
+        assert engine.embedder.count_tokens(record.content) <= 512
+        assert record.source == ["doc-1"]
+    assert engine.vectors.count() == len(result.created)

@@ -1,0 +1,117 @@
+"""Nothing is lost between SQL and Milvus: crashes, outages and drift are repaired."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from memory_core import MemoryQuery
+from memory_core.vectors.base import VectorRecord
+from tests.faults import DownStore, FailingWritesStore
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("sql", ["sqlite", "postgres"])
+def test_failed_vector_write_is_kept_and_reconciled(make_engine, make_settings, embedder, sql: str) -> None:
+    settings = make_settings()
+    store = FailingWritesStore(settings.resolved_milvus_uri, "memories", embedder.dim)
+    engine = make_engine(sql=sql, vectors=store, milvus_uri=settings.resolved_milvus_uri)
+    result = engine.add("u1", "My passport expires in March 2027, renew it in January")
+    assert result.pending_index == result.created and result.created
+    record = engine.get(result.created[0])
+    assert not record.vector_written and record.content.startswith("My passport")
+    assert store.count() == 0
+
+    store.failing = False
+    report = engine.reconcile()
+    assert report.written == 1 and report.errors == []
+    assert engine.get(result.created[0]).vector_written
+    assert engine.search("u1", "when does my passport expire").results[0].memory_id == result.created[0]
+    again = engine.reconcile()
+    assert (again.written, again.removed, again.reembedded) == (0, 0, 0)
+    assert store.count() == 1
+
+
+def test_process_killed_between_sql_commit_and_vector_write(make_engine, make_settings, model_cache_dir) -> None:
+    settings = make_settings()
+    script = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(ROOT)!r})
+        from memory_core import open_memory
+        from memory_core.config import Settings
+        from tests.faults import DiesOnUpsertStore
+        settings = Settings(_env_file=None, data_dir={str(settings.data_dir)!r},
+                            milvus_uri={settings.resolved_milvus_uri!r}, model_cache_dir={str(model_cache_dir)!r})
+        from memory_core.embedding import load_embedder
+        embedder = load_embedder(settings.embedding_model, settings.resolved_model_cache_dir)
+        store = DiesOnUpsertStore(settings.resolved_milvus_uri, "memories", embedder.dim)
+        engine = open_memory(settings, embedder=embedder, vectors=store)
+        engine.add("u1", "Remember: the spare key is under the blue flower pot")
+        print("not reached")
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert proc.returncode == 17, proc.stderr[-2000:]
+    assert "not reached" not in proc.stdout
+
+    engine = make_engine(milvus_uri=settings.resolved_milvus_uri)
+    page = engine.list_memories(MemoryQuery(user_id="u1"))
+    assert page.total == 1 and not page.items[0].vector_written
+    report = engine.reconcile()
+    assert report.written == 1
+    hits = engine.search("u1", "where is the spare key").results
+    assert [h.memory_id for h in hits] == [page.items[0].memory_id]
+    assert engine.vectors.count() == 1
+
+
+@pytest.mark.parametrize("sql", ["sqlite", "postgres"])
+def test_reconcile_repairs_missing_orphan_and_stale_vectors(make_engine, embedder, sql: str) -> None:
+    engine = make_engine(sql=sql)
+    ids = [engine.add("u1", text).memory_ids[0] for text in (
+        "I am training for the Berlin marathon in September",
+        "My cat is called Miso and she is nine years old",
+        "我每天早上喝一杯黑咖啡",
+    )]
+    engine.vectors.delete([ids[0]])  # missing
+    orphan_vec = embedder.embed_passages(["ghost memory"])[0]
+    engine.vectors.upsert([VectorRecord("ghost-1", "u1", orphan_vec, "ghost memory", 3, 0, 0, "declarative", "x")])
+    engine.vectors.upsert([VectorRecord("ghost-2", "nobody", orphan_vec, "ghost", 3, 0, 0, "declarative", "y")])
+    record = engine.get(ids[1])
+    stale_vec = embedder.embed_passages(["My dog is called Rex"])[0]
+    engine.vectors.upsert([VectorRecord(ids[1], "u1", stale_vec, "My dog is called Rex", 3, 0, 0, "declarative", "stale")])
+
+    report = engine.reconcile()
+    assert report.errors == []
+    assert report.written == 1 and report.reembedded == 1 and report.removed == 2
+    hashes = engine.vectors.user_hashes("u1")
+    assert hashes == {mid: engine.get(mid).content_hash for mid in ids}
+    assert engine.vectors.user_hashes("nobody") == {}
+    assert engine.search("u1", "what is my cat called").results[0].memory_id == ids[1] == record.memory_id
+    second = engine.reconcile()
+    assert (second.written, second.removed, second.reembedded) == (0, 0, 0)
+
+
+def test_vector_store_down_degrades_search_and_queues_writes(make_engine, make_settings, embedder) -> None:
+    settings = make_settings()
+    store = DownStore(settings.resolved_milvus_uri, "memories", embedder.dim)
+    store.down = False
+    engine = make_engine(vectors=store, milvus_uri=settings.resolved_milvus_uri)
+    kept = engine.add("u1", "My bank branch is on Rua Augusta in Lisbon").memory_ids[0]
+    engine.add("u2", "My bank branch is on Main Street in Boston")
+
+    store.down = True
+    assert engine.health()["vectors"] is False
+    response = engine.search("u1", "Lisbon bank branch")
+    assert response.degraded and response.notices
+    assert [r.memory_id for r in response.results] == [kept]
+    queued = engine.add("u1", "My new bank card arrives next Tuesday")
+    assert queued.pending_index == queued.created
+
+    store.down = False
+    engine.reconcile()
+    response = engine.search("u1", "new bank card arrives")
+    assert not response.degraded
+    assert queued.created[0] in [r.memory_id for r in response.results]

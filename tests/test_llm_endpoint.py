@@ -1,0 +1,73 @@
+"""A configured OpenAI-compatible endpoint is used, and every failure falls back offline."""
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+
+import pytest
+
+from memory_core.llm.base import ChatMessage, MemoryBrief
+from memory_core.llm.fallback import FallbackLLM
+from tests.fake_openai import FakeOpenAI
+
+NOW = datetime(2024, 6, 1, tzinfo=timezone.utc)
+
+
+@pytest.fixture
+def fake() -> FakeOpenAI:
+    server = FakeOpenAI()
+    yield server
+    server.close()
+
+
+def test_engine_uses_configured_endpoint(make_engine, fake: FakeOpenAI) -> None:
+    engine = make_engine(openai_base_url=fake.base_url, openai_api_key="sk-test", llm_model="scripted-1",
+                         llm_timeout_s=2, llm_max_retries=0)
+    assert isinstance(engine.llm, FallbackLLM) and not engine.llm.offline
+    fake.script = [{"text": json.dumps({"importance": 4, "memory_type": "procedural",
+                                        "entities": ["Markdown"], "summary": "Wants answers in Markdown"})}]
+    mid = engine.add("u1", "Please always format your answers as Markdown tables").memory_ids[0]
+    record = engine.get(mid)
+    assert (record.importance, record.memory_type.value, record.entities) == (4, "procedural", ["Markdown"])
+    assert fake.requests[-1]["model"] == "scripted-1"
+
+    fake.script = [{"text": "Markdown tables format answers"}]
+    response = engine.search("u1", "how should answers look?")
+    assert response.rewritten_query == "Markdown tables format answers"
+    assert response.results[0].memory_id == mid
+
+    fake.script = [{"text": "Sure — here is a Markdown table."}]
+    reply = "".join(engine.llm.reply([ChatMessage("user", "show my plan")], response.context_block, NOW))
+    assert reply == "Sure — here is a Markdown table."
+    system_prompt = fake.requests[-1]["messages"][0]["content"]
+    assert "Markdown" in system_prompt and fake.requests[-1]["stream"] is True
+    assert engine.llm.failures == 0
+
+
+def test_failures_fall_back_to_offline(make_engine, fake: FakeOpenAI) -> None:
+    engine = make_engine(openai_base_url=fake.base_url, openai_api_key="sk-test", llm_model="scripted-1",
+                         llm_timeout_s=1, llm_max_retries=0)
+    llm = engine.llm
+    fake.script = [{"text": "not json at all"}]
+    analysis = llm.analyze("我对花生过敏", NOW)
+    assert analysis.importance == 5  # the offline rules answered
+    fake.script = [{"text": json.dumps({"importance": 9, "memory_type": "declarative", "entities": []})}]
+    assert llm.analyze("我对花生过敏", NOW).importance == 5
+    fake.script = [{"status": 500}]
+    assert llm.rewrite_query("昨天我吃了什么", NOW)
+    fake.script = [{"sleep": 2.5, "text": "too late"}]
+    reply = "".join(llm.reply([ChatMessage("user", "hello")], "", NOW))
+    assert "Offline" in reply or "离线" in reply
+    assert llm.failures == 4 and "reply" in (llm.last_error or "")
+
+    # A merge proposal naming ids it was never shown is rejected, and offline answers instead.
+    shown = [MemoryBrief("a", "I live in Paris", NOW), MemoryBrief("b", "I live in Paris.", NOW)]
+    fake.script = [{"text": json.dumps({"groups": [{"ids": ["a", "zzz"], "merged_text": "x"}]})}]
+    proposals = llm.propose_merges(shown)
+    assert all(set(p.memory_ids) <= {"a", "b"} for p in proposals)
+    assert llm.failures == 5
+
+    # Nothing half-written: a failed analysis still stores the memory, with offline labels.
+    fake.script = [{"status": 503}]
+    mid = engine.add("u1", "My blood type is O negative").memory_ids[0]
+    assert engine.get(mid).vector_written
