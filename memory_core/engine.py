@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 import threading
-from dataclasses import replace
 from datetime import datetime
 from typing import Any, Sequence
 

@@ -19,7 +19,6 @@ checked in that order after health: health > procedural > slot facts > episodic 
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Iterator, Sequence

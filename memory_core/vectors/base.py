@@ -6,7 +6,7 @@ the adapter turns them into its own filter language with every literal validated
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 import numpy as np
