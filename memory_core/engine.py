@@ -17,6 +17,7 @@ from memory_core.config import Settings
 from memory_core.embedding.base import Embedder
 from memory_core.errors import NotFoundError, ValidationError
 from memory_core.indexing import embed_text
+from memory_core.logs import request_context
 from memory_core.lifecycle import content_hash, expires_at_for
 from memory_core.llm.base import LLMProvider
 from memory_core.records import (
@@ -85,15 +86,17 @@ class MemoryEngine:
         """Remember ``content`` for ``user_id``. PII is redacted before anything is stored."""
         item = AddItem(user_id=user_id, content=content, session_id=session_id, metadata=metadata,
                        source=source, at=at)
-        return self.writer.add_many([item], actor=actor)[0]
+        with request_context():
+            return self.writer.add_many([item], actor=actor)[0]
 
     def add_many(self, items: Sequence[AddItem | dict[str, Any]], actor: str = "system",
                  batch_size: int = 256) -> list[AddResult]:
         """Batched ``add``: embeds in batches; all items are validated before any is written."""
         parsed = [item if isinstance(item, AddItem) else AddItem(**item) for item in items]
         results: list[AddResult] = []
-        for start in range(0, len(parsed), batch_size):
-            results.extend(self.writer.add_many(parsed[start:start + batch_size], actor=actor))
+        with request_context():
+            for start in range(0, len(parsed), batch_size):
+                results.extend(self.writer.add_many(parsed[start:start + batch_size], actor=actor))
         return results
 
     # ---- read -----------------------------------------------------------------------------
@@ -108,8 +111,9 @@ class MemoryEngine:
         options: RetrievalOptions | None = None,
     ) -> SearchResponse:
         """The user's most useful memories for ``query``, with score parts and a context block."""
-        return self.retriever.search(user_id, query, top_k=top_k, context=context, filters=filters, at=at,
-                                     options=options)
+        with request_context():
+            return self.retriever.search(user_id, query, top_k=top_k, context=context, filters=filters, at=at,
+                                         options=options)
 
     def get(self, memory_id: str, user_id: str | None = None) -> MemoryRecord:
         """A memory by id; with ``user_id``, only if it belongs to that user (no existence leak)."""
