@@ -1,0 +1,1 @@
+"""Concurrent load test: ``python -m bench.load``."""
