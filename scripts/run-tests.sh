@@ -5,10 +5,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh --dev
 
-# A real browser for the end-to-end test (Debian's chromium; Playwright's own download is not used).
-if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null; then
-  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
-    || echo "warning: could not install chromium; the browser test will be skipped" >&2
+# Debian packages some tests need: a real browser for the end-to-end test (Playwright's own
+# download is not used) and a Compose client to validate docker-compose.yml (no engine is needed).
+missing=""
+[ -x /usr/bin/chromium ] || missing="$missing chromium"
+command -v docker-compose >/dev/null || missing="$missing docker-compose"
+if [ -n "$missing" ] && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null; then
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null) \
+    || echo "warning: could not install$missing; the tests that need them will say so" >&2
 fi
 
 # The services the tests talk to for real.
