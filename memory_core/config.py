@@ -7,9 +7,10 @@ same code at PostgreSQL, a Milvus server, Redis and an OpenAI-compatible endpoin
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 from pydantic import Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 DATA_DIR = Path("./data")
 BUNDLED_EMBEDDING_MODEL = "bundled:multilingual-e5-small"
@@ -47,6 +48,14 @@ class Settings(BaseSettings):
 
     # Retrieval
     recall_k: int = 20
+    # The dense leg also embeds the query with this many recent conversation turns (0 = off).
+    context_dense_turns: int = 3
+    # Neighbour expansion: the best N hits lend a share of their fused score to the memory written
+    # right after / before them (same session when set) within this many seconds.
+    neighbour_seeds: int = 8
+    neighbour_window_s: int = 1800
+    neighbour_next_share: float = 0.5
+    neighbour_prev_share: float = 0.3
     weight_relevance: float = 0.6
     weight_importance: float = 0.25
     weight_recency: float = 0.15
@@ -54,7 +63,7 @@ class Settings(BaseSettings):
     context_max_tokens: int = 600
 
     # Expiry by importance: days to live for importance 1..5 (0 = never expires)
-    ttl_days_by_importance: tuple[int, int, int, int, int] = (30, 180, 365, 0, 0)
+    ttl_days_by_importance: Annotated[tuple[int, int, int, int, int], NoDecode] = (30, 180, 365, 0, 0)
 
     # --- Maintenance (forgetting, merging, archiving) ---
     # Dynamic importance (design): score = w_rec*recency + w_rel*relevance + w_freq*frequency, each on 1..5.

@@ -67,7 +67,8 @@ class MemoryEngine:
         self.clock = clock or SystemClock()
         self.reranker = reranker
         self.recorder = Recorder(repo)
-        self.writer = WritePipeline(settings, repo, vectors, embedder, llm, cache, self.clock)
+        self.writer = WritePipeline(settings, repo, vectors, embedder, llm, cache, self.clock,
+                                    after_write=self._resolve_conflicts)
         self.retriever = RetrievalPipeline(settings, repo, vectors, embedder, llm, cache, self.clock,
                                            self.recorder, reranker)
         self._reconcile_lock = threading.Lock()
@@ -98,6 +99,12 @@ class MemoryEngine:
             for start in range(0, len(parsed), batch_size):
                 results.extend(self.writer.add_many(parsed[start:start + batch_size], actor=actor))
         return results
+
+    def _resolve_conflicts(self, memory_ids: list[str], vectors: dict[str, Any], actor: str) -> None:
+        """Newer wins: older memories that the new ones contradict become superseded (kept, linked)."""
+        from memory_core.maintenance.conflicts import resolve_conflicts
+
+        resolve_conflicts(self, memory_ids, actor, vectors=vectors)
 
     # ---- read -----------------------------------------------------------------------------
     def search(
@@ -193,6 +200,10 @@ class MemoryEngine:
 
     def restore(self, memory_id: str, *, actor: str, user_id: str | None = None, note: str = "") -> MemoryRecord:
         """Bring an expired, superseded or archived memory back into retrieval (re-indexed)."""
+        if self.get(memory_id, user_id).status is MemoryStatus.ARCHIVED:
+            from memory_core.maintenance.archive import restore_from_archive
+
+            return restore_from_archive(self, memory_id, actor, note=note)
         return self._set_status(memory_id, MemoryStatus.ACTIVE, actor=actor, user_id=user_id, note=note)
 
     def _set_status(self, memory_id: str, status: MemoryStatus, *, actor: str, user_id: str | None,
@@ -238,7 +249,16 @@ class MemoryEngine:
             self.repo.add_history(session, memory_id=before.memory_id, user_id=before.user_id, action="delete",
                                   actor=actor, at=now, before=snapshot(before), after=None, note=note)
         self._unindex([before.memory_id])
+        self._drop_archived(before.user_id, [before.memory_id])
         self.cache.invalidate_user(before.user_id)
+
+    def _drop_archived(self, user_id: str, memory_ids: Sequence[str]) -> None:
+        from memory_core.maintenance.archive import drop_from_archive
+
+        try:
+            drop_from_archive(self, user_id, memory_ids)
+        except Exception as exc:
+            log.warning("could not remove a deleted memory from its archive file: %s", exc)
 
     def delete_user(self, user_id: str, *, actor: str, note: str = "erasure request") -> int:
         """Erase everything of a user: memories, vectors, messages, and the content kept in their
@@ -254,6 +274,9 @@ class MemoryEngine:
             self.vectors.delete_user(user_id)
         except Exception as exc:  # reconcile removes orphans of users SQL no longer has
             log.warning("vector delete for an erased user failed; reconcile will remove them: %s", exc)
+        from memory_core.maintenance.archive import erase_user_archive
+
+        erase_user_archive(self, user_id)  # the archive holds copies of the content too
         self.cache.invalidate_user(user_id)
         return len(ids)
 

@@ -11,7 +11,7 @@ import logging
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -71,7 +71,12 @@ class WritePipeline:
         llm: LLMProvider,
         cache: ResultCache,
         clock: Clock,
+        after_write: Callable[[list[str], dict[str, np.ndarray], str], None] | None = None,
     ) -> None:
+        """``after_write(created_ids, vectors_by_id, actor)`` runs once new memories are stored
+        and indexed (the engine resolves newer-wins conflicts there); its failure never fails
+        the write, which has already landed."""
+        self.after_write = after_write
         self.settings = settings
         self.repo = repo
         self.vectors = vectors
@@ -116,6 +121,13 @@ class WritePipeline:
         created = self._store(chunks, actor)
         pending = self._index([c for c in chunks if c.duplicate_of is None and c.memory_id in created])
         self._refresh_absorbed({c.duplicate_of for c in chunks if c.duplicate_of is not None})
+        new_chunks = [c for c in chunks if c.duplicate_of is None and c.memory_id in created]
+        if self.after_write is not None and new_chunks:
+            try:
+                self.after_write([c.memory_id for c in new_chunks],
+                                 {c.memory_id: c.vector for c in new_chunks if c.vector is not None}, actor)
+            except Exception as exc:
+                log.warning("post-write step failed (the memories are stored): %s", exc)
         for user_id in {c.user_id for c in chunks}:
             self.cache.invalidate_user(user_id)
 

@@ -1,9 +1,24 @@
 """``VectorStore`` on Milvus through pymilvus ``MilvusClient``: Milvus Lite 2.5.1 or a 2.5+ server.
 
-One collection holds every user's active memories. The same code runs embedded (the uri is
-a local file path; Milvus Lite runs as a child process of this one) and against a server
-(``http://host:19530`` plus a token). The differences are confined to ``_create_collection``
-(partition key only on a server) and to the client lock (Lite only).
+The same code runs embedded (the uri is a local file path; Milvus Lite runs as a child process
+of this one) and against a server (``http://host:19530`` plus a token). The differences are
+confined to the collection layout, ``_create_collection`` (partition key only on a server) and
+the client lock (Lite only):
+
+* **Server:** one collection holds every user's active memories; ``user_id`` is its partition
+  key, so a filtered search scans one partition (measured p95 ~2-3 ms at 1M vectors).
+* **Lite (embedded):** users are sharded over ``shards`` collections named
+  ``<collection>__<shards>_<i>``, ``i = shard_of(user_id, shards)`` (a stable hash). Why: Lite
+  2.5.1 has no working partition key and its filtered FLAT search scans the whole collection
+  (p50/p95 15/46 ms at 100k vectors, 131/225 ms at 1M), so the only way to make one user's
+  search cost depend on less than the whole store is to put fewer users in each collection.
+  Measured on a busy 2-core machine at 100k rows: 1 collection 15/46 ms, 16 collections
+  3.8/13 ms (dense). Every read for a user goes to that user's shard only, with the same escaped
+  user filter as before, so results stay exact and isolated; writes are grouped by shard;
+  deletes by memory id (the user is unknown) go to every existing shard. Shard collections are
+  created on first write (creating one costs ~1 s on Lite, so a small store never pays for 32).
+  The layout is read back from the store on open: an existing store keeps its shard count (a
+  store written by an older version, one collection named ``<collection>``, is used as is).
 
 Traps this module works around (measured on this machine, see ../shared/README.md):
 
@@ -34,6 +49,7 @@ Traps this module works around (measured on this machine, see ../shared/README.m
 """
 from __future__ import annotations
 
+import hashlib
 import logging
 import math
 import re
@@ -45,6 +61,7 @@ from typing import TYPE_CHECKING, Any, ContextManager, Iterable, Iterator, Seque
 
 import grpc
 import numpy as np
+import memory_core.vectors.pymilvus_import  # noqa: F401  (must precede pymilvus: MILVUS_URI may be a file path)
 from pymilvus import DataType, Function, FunctionType, MilvusClient
 from pymilvus.exceptions import (
     ConnectError,
@@ -65,6 +82,8 @@ from memory_core.vectors.filters import (
     user_filter,
     validate_id,
 )
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:  # pragma: no cover
     from memory_core.config import Settings
@@ -104,6 +123,23 @@ LITE_FILE_NAME = re.compile(r"^[a-zA-Z0-9.\-_]+$")
 LITE_FILE_NAME_MAX = 36
 _SERVER_SCHEMES = ("http://", "https://", "tcp://", "grpc://", "unix:")
 _OUTPUT_ID = ["memory_id"]
+DEFAULT_LITE_SHARDS = 64
+"""Collections a new embedded store spreads users over. At 1M memories that is ~16k rows per
+collection (at 10M, ~160k); each costs ~1 s to create (on its first write) and is loaded on open."""
+MAX_SHARDS = 1024
+MAX_COLLECTION_NAME = 255
+
+
+def shard_of(user_id: str, shards: int) -> int:
+    """The shard (0..shards-1) holding ``user_id``'s vectors: a stable hash, never ``hash()``
+    (salted per process), so every process and every restart routes a user the same way."""
+    digest = hashlib.blake2b(user_id.encode("utf-8"), digest_size=8).digest()
+    return int.from_bytes(digest, "big") % shards
+
+
+def shard_collection(base: str, shards: int, index: int) -> str:
+    """Collection name of one shard; ``shards == 1`` is the single collection ``base`` itself."""
+    return base if shards == 1 else f"{base}__{shards}_{index}"
 
 
 class _LiteIteratorNoise(logging.Filter):
@@ -152,7 +188,8 @@ def _is_unavailable(exc: MilvusException) -> bool:
 
 
 class MilvusVectorStore(VectorStore):
-    """Vectors of active memories in one Milvus collection, filtered per user on every read."""
+    """Vectors of active memories, filtered per user on every read: one collection on a server,
+    ``shards`` collections on Milvus Lite (see the module docstring)."""
 
     def __init__(
         self,
@@ -161,6 +198,7 @@ class MilvusVectorStore(VectorStore):
         dim: int,
         token: str | None = None,
         timeout_s: float = 10.0,
+        shards: int | None = None,
     ) -> None:
         if isinstance(dim, bool) or not isinstance(dim, int) or not 1 <= dim <= 32_768:
             raise ValidationError(f"dim must be an integer in 1..32768, got {dim!r}")
@@ -168,10 +206,17 @@ class MilvusVectorStore(VectorStore):
             raise ValidationError(f"invalid Milvus collection name {collection!r}")
         if not timeout_s > 0:
             raise ValidationError("timeout_s must be positive")
+        if shards is not None and (isinstance(shards, bool) or not isinstance(shards, int)
+                                   or not 1 <= shards <= MAX_SHARDS):
+            raise ValidationError(f"shards must be an integer in 1..{MAX_SHARDS}, got {shards!r}")
         self._uri = uri
         self._collection = collection
         self._dim = dim
         self._is_server = is_server_uri(uri)
+        self._shards = 1 if self._is_server else (shards or DEFAULT_LITE_SHARDS)
+        if len(shard_collection(collection, self._shards, self._shards - 1)) > MAX_COLLECTION_NAME:
+            raise ValidationError(f"collection name {collection!r} is too long for {self._shards} shards")
+        self._existing: set[str] = set()  # shard collections known to exist and be loaded
         # int on purpose: pymilvus only bounds its retry loop by an int timeout (module docstring)
         self._timeout = max(1, math.ceil(timeout_s))
         # Lite serves one process over a local socket; serialise calls so Streamlit's threads
@@ -195,19 +240,87 @@ class MilvusVectorStore(VectorStore):
             )
         try:
             with self._guard("open collection"):
-                if not self._client.has_collection(collection, timeout=self._timeout):
-                    self._create_collection()
+                if self._is_server:
+                    if not self._client.has_collection(collection, timeout=self._timeout):
+                        self._create_collection(collection)
+                    self._open_collection(collection)
                 else:
-                    self._check_existing_schema()
-                # Loading reads every segment (measured ~26 s for 1M rows on Lite): its own budget.
-                self._client.load_collection(collection, timeout=max(self._timeout, LOAD_TIMEOUT_S))
+                    self._shards = self._discover_layout(self._shards)
+                    for name in self._shard_names_on_disk():
+                        self._open_collection(name)
         except BaseException:
             self.close()
             raise
 
     # ------------------------------------------------------------------ setup
 
-    def _create_collection(self) -> None:
+    def _discover_layout(self, requested: int) -> int:
+        """The shard count already on disk, else ``requested`` (a new or empty store)."""
+        names = self._client.list_collections(timeout=self._timeout)
+        if self._collection in names:
+            if requested != 1:
+                log.info("Milvus Lite store %s holds the single-collection layout; using it", self._uri)
+            return 1
+        pattern = re.compile(re.escape(self._collection) + r"__(\d+)_(\d+)")
+        counts = {int(m.group(1)) for m in map(pattern.fullmatch, names) if m}
+        if len(counts) > 1:
+            raise ValidationError(f"Milvus Lite store {self._uri} mixes shard layouts {sorted(counts)} "
+                                  f"for collection {self._collection!r}")
+        if counts:
+            found = counts.pop()
+            if found != requested:
+                log.warning("Milvus Lite store %s was created with %d shards (asked for %d); using %d",
+                            self._uri, found, requested, found)
+            return found
+        return requested
+
+    def _shard_names_on_disk(self) -> list[str]:
+        names = set(self._client.list_collections(timeout=self._timeout))
+        return [n for n in (shard_collection(self._collection, self._shards, i) for i in range(self._shards))
+                if n in names]
+
+    def _open_collection(self, name: str) -> None:
+        """Check an existing collection's schema and load it (the loaded state is not kept)."""
+        self._check_existing_schema(name)
+        # Loading reads every segment (measured ~26 s for 1M rows on Lite): its own budget.
+        self._client.load_collection(name, timeout=max(self._timeout, LOAD_TIMEOUT_S))
+        self._existing.add(name)
+
+    def _name_for(self, user_id: str) -> str:
+        return shard_collection(self._collection, self._shards, shard_of(user_id, self._shards))
+
+    def _readable(self, name: str) -> bool:
+        """True when shard ``name`` exists (loading it if another store instance created it).
+        Called inside ``_guard``; asks Milvus only about a shard this instance has not seen."""
+        if name in self._existing:
+            return True
+        if not self._client.has_collection(name, timeout=self._timeout):
+            return False
+        self._open_collection(name)
+        return True
+
+    def _writable(self, name: str) -> None:
+        """Create shard ``name`` on its first write. Called inside ``_guard``."""
+        if not self._readable(name):
+            try:
+                self._create_collection(name)
+            except MilvusException:
+                # Another store instance on the same file may have created it just now.
+                if not self._client.has_collection(name, timeout=self._timeout):
+                    raise
+            self._open_collection(name)
+
+    def _all_shards(self) -> list[str]:
+        """Every existing shard, including ones created by another store instance since open."""
+        if self._is_server:
+            return [self._collection]
+        with self._guard("list shards"):
+            for name in self._shard_names_on_disk():
+                if name not in self._existing:
+                    self._open_collection(name)
+            return sorted(self._existing)
+
+    def _create_collection(self, name: str) -> None:
         schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
         schema.add_field("memory_id", DataType.VARCHAR, is_primary=True, max_length=MAX_MEMORY_ID_CHARS)
         user_kwargs: dict[str, Any] = {"is_partition_key": True} if self._is_server else {}
@@ -240,7 +353,7 @@ class MilvusVectorStore(VectorStore):
         index_params.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
         extra: dict[str, Any] = {"num_partitions": 64} if self._is_server else {}
         self._client.create_collection(
-            self._collection,
+            name,
             schema=schema,
             index_params=index_params,
             consistency_level="Strong",  # a memory written now must be found by the next search
@@ -248,16 +361,16 @@ class MilvusVectorStore(VectorStore):
             **extra,
         )
 
-    def _check_existing_schema(self) -> None:
-        info = self._client.describe_collection(self._collection, timeout=self._timeout)
+    def _check_existing_schema(self, name: str) -> None:
+        info = self._client.describe_collection(name, timeout=self._timeout)
         fields = {f["name"]: f for f in info.get("fields", [])}
         embedding = fields.get("embedding")
         if embedding is None or "sparse" not in fields:
-            raise ValidationError(f"collection {self._collection!r} was not created by this store")
+            raise ValidationError(f"collection {name!r} was not created by this store")
         existing_dim = int(embedding.get("params", {}).get("dim", -1))
         if existing_dim != self._dim:
             raise ValidationError(
-                f"collection {self._collection!r} holds {existing_dim}-d vectors but the embedding "
+                f"collection {name!r} holds {existing_dim}-d vectors but the embedding "
                 f"model produces {self._dim}-d ones; use another collection or re-index"
             )
 
@@ -324,11 +437,14 @@ class MilvusVectorStore(VectorStore):
         rows = result[0] if result else []
         return [VectorHit(memory_id=str(hit["id"]), score=float(hit["distance"]), rank=i) for i, hit in enumerate(rows)]
 
-    def _iterate(self, expr: str, fields: list[str], op: str) -> Iterator[dict[str, Any]]:
-        """Every row matching ``expr``, in pages (plain query stops at offset+limit 16,384)."""
+    def _iterate(self, name: str, expr: str, fields: list[str], op: str) -> Iterator[dict[str, Any]]:
+        """Every row of collection ``name`` matching ``expr``, in pages (plain query stops at
+        offset+limit 16,384)."""
         with self._guard(op):
+            if not self._readable(name):
+                return
             iterator = self._client.query_iterator(
-                self._collection,
+                name,
                 batch_size=ITERATOR_BATCH,
                 filter=expr,
                 output_fields=fields,
@@ -352,42 +468,58 @@ class MilvusVectorStore(VectorStore):
             row = self._row(record)
             latest.pop(row["memory_id"], None)
             latest[row["memory_id"]] = row
-        batch: list[dict[str, Any]] = []
-        batch_bytes = 0
-        for row in latest.values():
-            row_bytes = len(row["text"].encode("utf-8")) + 4 * self._dim + 512
-            if batch and (len(batch) >= UPSERT_BATCH_ROWS or batch_bytes + row_bytes > UPSERT_BATCH_BYTES):
-                self._upsert_batch(batch)
-                batch, batch_bytes = [], 0
-            batch.append(row)
-            batch_bytes += row_bytes
-        if batch:
-            self._upsert_batch(batch)
+        by_shard: dict[str, list[dict[str, Any]]] = {}
+        for row in latest.values():  # a memory never changes user, so it always lands in one shard
+            by_shard.setdefault(self._name_for(row["user_id"]), []).append(row)
+        for name, rows in by_shard.items():
+            batch: list[dict[str, Any]] = []
+            batch_bytes = 0
+            for row in rows:
+                row_bytes = len(row["text"].encode("utf-8")) + 4 * self._dim + 512
+                if batch and (len(batch) >= UPSERT_BATCH_ROWS or batch_bytes + row_bytes > UPSERT_BATCH_BYTES):
+                    self._upsert_batch(name, batch)
+                    batch, batch_bytes = [], 0
+                batch.append(row)
+                batch_bytes += row_bytes
+            if batch:
+                self._upsert_batch(name, batch)
 
-    def _upsert_batch(self, rows: list[dict[str, Any]]) -> None:
+    def _upsert_batch(self, name: str, rows: list[dict[str, Any]]) -> None:
         with self._guard("upsert"):
-            self._client.upsert(self._collection, rows, timeout=self._timeout)
+            self._writable(name)
+            self._client.upsert(name, rows, timeout=self._timeout)
 
     def delete(self, memory_ids: Sequence[str]) -> None:
+        """Delete by id from every shard: the owner of an id is not known here. A delete of an
+        id a shard does not hold is a no-op there."""
         ids = list(dict.fromkeys(validate_id(m, "memory_id") for m in memory_ids))
+        if not ids:
+            return
+        shards = self._all_shards()
         for start in range(0, len(ids), DELETE_BATCH_IDS):
             expr = ids_filter(ids[start : start + DELETE_BATCH_IDS])
-            with self._guard("delete"):
-                self._client.delete(self._collection, filter=expr, timeout=self._timeout)
+            for name in shards:
+                with self._guard("delete"):
+                    self._client.delete(name, filter=expr, timeout=self._timeout)
 
     def delete_user(self, user_id: str) -> None:
         expr = user_filter(user_id)
+        name = self._name_for(user_id)
         with self._guard("delete_user"):
-            self._client.delete(self._collection, filter=expr, timeout=self._timeout)
+            if self._readable(name):
+                self._client.delete(name, filter=expr, timeout=self._timeout)
 
     def search_dense(self, vector: np.ndarray, flt: VectorFilter, limit: int) -> list[VectorHit]:
         """Exact cosine search; ``score`` is the cosine similarity in [-1, 1]."""
         data = self._vector(vector, "query vector")
         expr = build_filter(flt)
         limit = self._limit(limit)
+        name = self._name_for(flt.user_id)
         with self._guard("search_dense"):
+            if not self._readable(name):
+                return []
             result = self._client.search(
-                self._collection,
+                name,
                 data=[data],
                 anns_field="embedding",
                 filter=expr,
@@ -407,9 +539,12 @@ class MilvusVectorStore(VectorStore):
         query = _truncate_utf8(text, TEXT_MAX_BYTES)
         if not query.strip():
             return []
+        name = self._name_for(flt.user_id)
         with self._guard("search_keyword"):
+            if not self._readable(name):
+                return []
             result = self._client.search(
-                self._collection,
+                name,
                 data=[query],
                 anns_field="sparse",
                 filter=expr,
@@ -424,27 +559,32 @@ class MilvusVectorStore(VectorStore):
         expr = user_filter(user_id)
         return {
             str(row["memory_id"]): str(row["content_hash"])
-            for row in self._iterate(expr, ["memory_id", "content_hash"], "user_hashes")
+            for row in self._iterate(self._name_for(user_id), expr, ["memory_id", "content_hash"], "user_hashes")
         }
 
     def all_user_ids(self) -> Iterable[str]:
         """Distinct user ids; a full scan, meant for the periodic reconcile job."""
         seen: set[str] = set()
-        for row in self._iterate('memory_id != ""', ["user_id"], "all_user_ids"):
-            seen.add(str(row["user_id"]))
+        for name in self._all_shards():
+            for row in self._iterate(name, 'memory_id != ""', ["user_id"], "all_user_ids"):
+                seen.add(str(row["user_id"]))
         return sorted(seen)
 
     def count(self) -> int:
-        with self._guard("count"):
-            rows = self._client.query(
-                self._collection, filter="", output_fields=["count(*)"], timeout=self._timeout
-            )
-        return int(rows[0]["count(*)"]) if rows else 0
+        total = 0
+        for name in self._all_shards():
+            with self._guard("count"):
+                rows = self._client.query(name, filter="", output_fields=["count(*)"], timeout=self._timeout)
+            total += int(rows[0]["count(*)"]) if rows else 0
+        return total
 
     def ping(self) -> bool:
         try:
             with self._guard("ping"):
-                return bool(self._client.has_collection(self._collection, timeout=self._timeout))
+                if self._is_server:
+                    return bool(self._client.has_collection(self._collection, timeout=self._timeout))
+                self._client.list_collections(timeout=self._timeout)  # shards may not exist yet
+                return True
         except Exception:  # noqa: BLE001 - ping reports, it never raises
             return False
 
@@ -469,7 +609,17 @@ class MilvusVectorStore(VectorStore):
 
     @property
     def collection(self) -> str:
+        """The configured collection name (on Lite, the prefix of the shard collections)."""
         return self._collection
+
+    @property
+    def shards(self) -> int:
+        """Collections users are spread over: 1 on a server (partition key instead)."""
+        return self._shards
+
+    def shard_name(self, user_id: str) -> str:
+        """The collection that holds ``user_id``'s vectors (for diagnostics and tests)."""
+        return self._name_for(validate_id(user_id, "user_id"))
 
 
 def open_vector_store(settings: "Settings", dim: int) -> MilvusVectorStore:
@@ -478,13 +628,17 @@ def open_vector_store(settings: "Settings", dim: int) -> MilvusVectorStore:
     if not is_server_uri(uri):
         Path(uri).expanduser().parent.mkdir(parents=True, exist_ok=True)
     token = settings.milvus_token.get_secret_value() if settings.milvus_token is not None else None
+    # ``milvus_lite_shards`` is read if Settings defines it (a proposed field); else the default.
+    shards = getattr(settings, "milvus_lite_shards", None)
     return MilvusVectorStore(
         uri=uri,
         collection=settings.milvus_collection,
         dim=dim,
         token=token,
         timeout_s=settings.milvus_timeout_s,
+        shards=int(shards) if shards else None,
     )
 
 
-__all__ = ["KEYWORD_ANALYZER", "MilvusVectorStore", "is_server_uri", "open_vector_store"]
+__all__ = ["DEFAULT_LITE_SHARDS", "KEYWORD_ANALYZER", "MilvusVectorStore", "is_server_uri", "open_vector_store",
+           "shard_collection", "shard_of"]

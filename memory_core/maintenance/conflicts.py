@@ -1,0 +1,150 @@
+"""Conflicts: when a new memory contradicts an older one about the same thing, the newer wins.
+
+"I live in Beijing" then "I moved to Shanghai"; "I don't eat spicy" then "I can eat a little
+spicy". The older memory is kept but marked ``superseded`` with ``superseded_by`` pointing at
+the newer one (history ``supersede``), and its vector leaves Milvus, so retrieval returns only
+the current fact while staff can still see what changed and when.
+
+Candidates for each new memory are the same user's active memories that are close in meaning
+(dense search in Milvus with a ``VectorFilter`` for that user, cosine >= ``conflict_similarity``)
+or share an entity with it; at most ``conflict_max_candidates`` of them are put to the LLM
+(``supersedes(newer, older)``), the most similar first. "Newer" means later ``created_at``, so a
+backfill imported out of order still lets the later statement win.
+"""
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Mapping, Sequence
+
+import numpy as np
+from sqlalchemy import select, update
+
+from memory_core.indexing import embed_text
+from memory_core.lifecycle import epoch
+from memory_core.maintenance.merge import brief
+from memory_core.records import MemoryRecord
+from memory_core.storage.repository import snapshot, to_record
+from memory_core.storage.schema import MemoryRow
+from memory_core.types import MemoryStatus
+from memory_core.validation import check_memory_id
+from memory_core.vectors.base import VectorFilter
+
+if TYPE_CHECKING:
+    from memory_core.engine import MemoryEngine
+
+log = logging.getLogger(__name__)
+ENTITY_SCAN_LIMIT = 2000  # most recent active memories of a user scanned for shared entities
+
+
+def _entity_key(values: Sequence[str]) -> set[str]:
+    return {v.strip().lower() for v in values if v.strip()}
+
+
+def _recent_active(engine: "MemoryEngine", user_id: str) -> list[MemoryRecord]:
+    with engine.repo.session() as session:
+        rows = session.scalars(
+            select(MemoryRow)
+            .where(MemoryRow.user_id == user_id, MemoryRow.status == MemoryStatus.ACTIVE.value)
+            .order_by(MemoryRow.created_at.desc())
+            .limit(ENTITY_SCAN_LIMIT)
+        )
+        return [to_record(row) for row in rows]
+
+
+def _candidates(engine: "MemoryEngine", new: MemoryRecord, vector: np.ndarray,
+                by_entity: list[MemoryRecord]) -> list[MemoryRecord]:
+    """The user's active memories most likely to be about the same thing as ``new``."""
+    s = engine.settings
+    scores: dict[str, float] = {}
+    try:
+        hits = engine.vectors.search_dense(
+            vector, VectorFilter(user_id=new.user_id, now=epoch(engine.clock.now())),
+            limit=2 * s.conflict_max_candidates + 1,
+        )
+        for hit in hits:
+            if hit.memory_id != new.memory_id and hit.score >= s.conflict_similarity:
+                scores[hit.memory_id] = float(hit.score)
+    except Exception as exc:  # the store being down must not block writing; entities still work
+        log.warning("conflict search skipped the vector store: %s", exc)
+    mine = _entity_key(new.entities)
+    known = {r.memory_id: r for r in by_entity}
+    if mine:
+        for other in by_entity:
+            shared = len(mine & _entity_key(other.entities))
+            if shared and other.memory_id != new.memory_id:
+                scores[other.memory_id] = scores.get(other.memory_id, 0.0) + 0.05 * shared + 0.5
+    missing = [mid for mid in scores if mid not in known]
+    known.update(engine.repo.get_many(missing))
+    ranked = sorted(scores, key=lambda mid: -scores[mid])
+    out = [known[mid] for mid in ranked
+           if mid in known and known[mid].user_id == new.user_id and known[mid].status is MemoryStatus.ACTIVE]
+    return out[: s.conflict_max_candidates]
+
+
+def supersede(engine: "MemoryEngine", older: MemoryRecord, newer: MemoryRecord, actor: str) -> bool:
+    """Mark ``older`` superseded by ``newer`` (only if it is still active); True when it was."""
+    now = engine.clock.now()
+    with engine.repo.session() as session:
+        changed = session.execute(
+            update(MemoryRow)
+            .where(MemoryRow.memory_id == older.memory_id, MemoryRow.status == MemoryStatus.ACTIVE.value)
+            .values(status=MemoryStatus.SUPERSEDED.value, superseded_by=newer.memory_id, updated_at=now,
+                    vector_written=False)
+        ).rowcount
+        if not changed:
+            return False
+        after = engine.repo.get(older.memory_id, session)
+        assert after is not None
+        engine.repo.add_history(session, memory_id=older.memory_id, user_id=older.user_id, action="supersede",
+                                actor=actor, at=now, before=snapshot(older), after=snapshot(after),
+                                note=f"replaced by newer memory {newer.memory_id}: {newer.content[:200]}")
+    try:
+        engine.vectors.delete([older.memory_id])
+    except Exception as exc:
+        log.warning("vector delete failed; reconcile will remove the orphan: %s", exc)
+    engine.cache.invalidate_user(older.user_id)
+    return True
+
+
+def resolve_conflicts(engine: "MemoryEngine", memory_ids: Sequence[str], actor: str, *,
+                      vectors: Mapping[str, np.ndarray] | None = None) -> list[tuple[str, str]]:
+    """For each of ``memory_ids`` (just written), supersede the older memories it contradicts.
+
+    Returns ``(old_id, new_id)`` pairs. ``vectors`` may pass the passage embeddings the write
+    pipeline already computed, to save re-embedding. Never raises for an LLM failure on one
+    pair (that pair is left alone and logged).
+    """
+    ids = list(dict.fromkeys(check_memory_id(mid) for mid in memory_ids))
+    records = engine.repo.get_many(ids)
+    news = sorted((r for r in records.values() if r.status is MemoryStatus.ACTIVE),
+                  key=lambda r: (r.created_at, r.memory_id))
+    if not news:
+        return []
+    given = dict(vectors or {})
+    todo = [r for r in news if r.memory_id not in given]
+    if todo:
+        for record, vector in zip(todo, engine.embedder.embed_passages([embed_text(r.content) for r in todo])):
+            given[record.memory_id] = vector
+    by_user: dict[str, list[MemoryRecord]] = {}
+    pairs: list[tuple[str, str]] = []
+    gone: set[str] = set()
+    for new in news:
+        if new.memory_id in gone:
+            continue
+        if new.user_id not in by_user:
+            by_user[new.user_id] = _recent_active(engine, new.user_id)
+        for other in _candidates(engine, new, given[new.memory_id], by_user[new.user_id]):
+            if other.memory_id in gone:
+                continue
+            newer, older = (new, other) if new.created_at >= other.created_at else (other, new)
+            try:
+                replaced = engine.llm.supersedes(brief(newer), brief(older))
+            except Exception as exc:
+                log.warning("supersedes check failed for a pair; left alone: %s", exc)
+                continue
+            if replaced and supersede(engine, older, newer, actor):
+                pairs.append((older.memory_id, newer.memory_id))
+                gone.add(older.memory_id)
+                if older is new:
+                    break
+    return pairs

@@ -1,0 +1,117 @@
+"""Conflicts, newer wins: the older memory is superseded (kept, linked) and retrieval returns the
+current one. Chinese and English, SQLite and PostgreSQL, real Milvus Lite and the offline LLM."""
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from memory_core import AddItem, FixedClock, MemoryEngine, MemoryStatus, RetrievalOptions, Settings, open_memory
+from memory_core.maintenance import resolve_conflicts
+from tests.conftest import fresh_pg_schema
+
+T0 = datetime(2024, 3, 1, 10, tzinfo=timezone.utc)
+QUIET = RetrievalOptions(use_cache=False, record=False)
+
+
+def _settings(tmp: Path, model_cache_dir: Path, database_url: str = "", **extra: object) -> Settings:
+    return Settings(_env_file=None, data_dir=tmp / "data", database_url=database_url,  # type: ignore[call-arg]
+                    milvus_uri=str(tmp / "m.db"), model_cache_dir=model_cache_dir, redis_url="",
+                    openai_base_url="", openai_api_key=None, llm_model="", **extra)
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def engine(request, tmp_path_factory, embedder, model_cache_dir, pg_url) -> Iterator[MemoryEngine]:  # type: ignore[no-untyped-def]
+    tmp = tmp_path_factory.mktemp("conflicts")
+    url = fresh_pg_schema(pg_url) if request.param == "postgres" else ""
+    eng = open_memory(_settings(tmp, model_cache_dir, url), clock=FixedClock(T0), embedder=embedder)
+    yield eng
+    eng.close()
+
+
+def _user() -> str:
+    return f"c-{uuid.uuid4().hex[:8]}"
+
+
+def _add(engine: MemoryEngine, user: str, text: str, at: datetime) -> str:
+    assert isinstance(engine.clock, FixedClock)
+    engine.clock.set(at)
+    result = engine.add(user, text)
+    assert len(result.created) == 1, f"{text!r} was absorbed instead of stored: {result}"
+    return result.created[0]
+
+
+def _top(engine: MemoryEngine, user: str, query: str, k: int = 5) -> list[str]:
+    return [r.memory_id for r in engine.search(user, query, top_k=k, options=QUIET).results]
+
+
+@pytest.mark.parametrize(("old_text", "new_text", "query"), [
+    ("I live in Beijing, in Chaoyang district", "I moved to Shanghai last month", "where do I live?"),
+    ("我住在北京朝阳区", "我搬到上海浦东了", "我住在哪里"),
+    ("I don't eat spicy food", "I can eat a little spicy food these days", "can I eat spicy food?"),
+    ("我不吃香菜", "我现在开始吃香菜了", "我吃香菜吗"),
+    # e5 puts these pairs at cosine 0.952 / 0.976: write-time dedup must not absorb them (it needs
+    # lexical closeness too), or no new memory would exist to win.
+    ("我不吃辣", "我能吃一点辣", "我能吃辣吗"),
+    ("我的手机号是13812345678", "我的手机号换成了13987654321", "我的手机号"),
+    ("My phone number is 415-555-0132", "My phone number is now 415-555-0199", "what is my phone number?"),
+    ("我在阿里巴巴工作", "我现在在腾讯工作", "我在哪里工作"),
+    ("I work at Microsoft as an engineer", "I work at Google now", "where do I work?"),
+])
+def test_newer_fact_supersedes_older(engine: MemoryEngine, old_text: str, new_text: str, query: str) -> None:
+    user = _user()
+    old = _add(engine, user, old_text, T0)
+    stored = engine.get(old).content  # as written (phone numbers are redacted on the way in)
+    unrelated = _add(engine, user, "My cat is called Mochi", T0 + timedelta(days=1))
+    new = _add(engine, user, new_text, T0 + timedelta(days=30))  # newer wins as it is written
+
+    before = engine.get(old)
+    assert before.status is MemoryStatus.SUPERSEDED and before.superseded_by == new
+    assert before.content == stored  # kept, not deleted
+    assert engine.get(unrelated).status is MemoryStatus.ACTIVE
+    entry = engine.history(old)[-1]
+    assert entry.action == "supersede" and entry.actor == "system" and new in entry.note
+    assert entry.before["status"] == "active" and entry.after["superseded_by"] == new
+    assert old not in engine.vectors.user_hashes(user)
+    ids = _top(engine, user, query)
+    assert ids[0] == new and old not in ids
+    # Running it again changes nothing.
+    assert resolve_conflicts(engine, [new], actor="system") == []
+
+
+def test_unrelated_and_other_users_are_left_alone(engine: MemoryEngine) -> None:
+    me, other = _user(), _user()
+    coffee = _add(engine, me, "I love coffee, especially a flat white", T0)
+    theirs = _add(engine, other, "I live in Beijing, in Chaoyang district", T0)
+    peanuts = _add(engine, me, "I am allergic to peanuts", T0 + timedelta(days=2))
+    moved = _add(engine, me, "I moved to Shanghai last month", T0 + timedelta(days=3))
+    assert resolve_conflicts(engine, [peanuts, moved], actor="system") == []
+    assert {engine.get(m).status for m in (coffee, theirs, peanuts, moved)} == {MemoryStatus.ACTIVE}
+
+
+def test_a_backfill_out_of_order_still_lets_the_later_statement_win(engine: MemoryEngine) -> None:
+    user = _user()
+    later = _add(engine, user, "I moved to Shanghai last month", T0 + timedelta(days=60))
+    earlier = _add(engine, user, "I live in Beijing, in Chaoyang district", T0)  # imported afterwards
+    assert engine.get(earlier).superseded_by == later
+    assert resolve_conflicts(engine, [earlier], actor="import") == []
+    assert engine.get(later).status is MemoryStatus.ACTIVE
+
+
+def test_a_batch_of_changes_supersedes_in_time_order(engine: MemoryEngine) -> None:
+    user = _user()
+    assert isinstance(engine.clock, FixedClock)
+    engine.clock.set(T0 + timedelta(days=200))
+    results = engine.add_many([
+        AddItem(user_id=user, content="I live in Beijing, in Chaoyang district", at=T0),
+        AddItem(user_id=user, content="I moved to Shanghai last month", at=T0 + timedelta(days=90)),
+        AddItem(user_id=user, content="I moved to Shenzhen for a new job", at=T0 + timedelta(days=180)),
+    ])
+    beijing, shanghai, shenzhen = (r.created[0] for r in results)
+    assert resolve_conflicts(engine, [shenzhen, beijing, shanghai], actor="system") == []  # done on write
+    assert engine.get(beijing).superseded_by == shanghai
+    assert engine.get(shanghai).superseded_by == shenzhen
+    assert _top(engine, user, "where do I live now?", 1) == [shenzhen]

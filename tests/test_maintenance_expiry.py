@@ -1,0 +1,195 @@
+"""Forgetting: the dynamic importance model, and a simulated year of one user's memories.
+
+The year runs on a FixedClock with the daily expiry and archive jobs, a weekly retrieval of one
+fact, facts that change (conflict resolution), and chatter that should fade; retrieval is
+checked at several dates. Real Milvus Lite, real model, SQLite and PostgreSQL.
+"""
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from memory_core import FixedClock, MemoryEngine, MemoryStatus, RetrievalOptions, Settings, open_memory
+from memory_core.maintenance import (
+    archive_due,
+    archive_stats,
+    dynamic_importance,
+    expire_due,
+    keep_alive_until,
+    restore_from_archive,
+)
+from memory_core.records import MemoryRecord
+from memory_core.types import MemoryType
+from tests.conftest import fresh_pg_schema
+
+T0 = datetime(2024, 1, 1, 9, tzinfo=timezone.utc)
+QUIET = RetrievalOptions(use_cache=False, record=False)  # checks must not count as retrievals
+
+
+def _settings(tmp: Path, model_cache_dir: Path, database_url: str = "") -> Settings:
+    return Settings(_env_file=None, data_dir=tmp / "data", database_url=database_url,  # type: ignore[call-arg]
+                    milvus_uri=str(tmp / "m.db"), model_cache_dir=model_cache_dir, redis_url="",
+                    openai_base_url="", openai_api_key=None, llm_model="")
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def engine(request, tmp_path_factory, embedder, model_cache_dir, pg_url) -> Iterator[MemoryEngine]:  # type: ignore[no-untyped-def]
+    tmp = tmp_path_factory.mktemp("expiry")
+    url = fresh_pg_schema(pg_url) if request.param == "postgres" else ""
+    eng = open_memory(_settings(tmp, model_cache_dir, url), clock=FixedClock(T0), embedder=embedder)
+    yield eng
+    eng.close()
+
+
+def _record(**overrides: object) -> MemoryRecord:
+    values: dict[str, object] = dict(
+        memory_id="m1", user_id="u", session_id=None, content="x", summary="", importance=2,
+        memory_type=MemoryType.DECLARATIVE, entities=[], meta={}, status=MemoryStatus.ACTIVE, created_at=T0,
+        updated_at=T0, expires_at=T0 + timedelta(days=180), expired_at=None, source=[], access_count=0,
+        last_accessed_at=None, superseded_by=None, vector_written=True, content_hash="h",
+    )
+    values.update(overrides)
+    return MemoryRecord(**values)  # type: ignore[arg-type]
+
+
+# ---- the importance model (pure) --------------------------------------------------------------
+def test_dynamic_importance_follows_the_design_formula() -> None:
+    settings = Settings(_env_file=None)  # type: ignore[call-arg]
+    fresh = dynamic_importance(_record(), T0, settings)
+    # Just created, never retrieved: recency 5, relevance 2, frequency 1.
+    assert fresh.recency == pytest.approx(5.0)
+    assert fresh.frequency == pytest.approx(1.0)
+    assert fresh.score == pytest.approx(0.3 * 5 + 0.5 * 2 + 0.2 * 1)
+    # 100 days later recency has decayed by exp(-0.01 * 100).
+    old = dynamic_importance(_record(), T0 + timedelta(days=100), settings)
+    assert old.recency == pytest.approx(1 + 4 * 0.36787944, rel=1e-6)
+    # Frequency saturates at 20 accesses and is 1..5.
+    used = dynamic_importance(_record(access_count=20, last_accessed_at=T0), T0, settings)
+    assert used.frequency == pytest.approx(5.0)
+    assert dynamic_importance(_record(access_count=500, last_accessed_at=T0), T0, settings).frequency == 5.0
+    # Weights are settings.
+    tuned = Settings(_env_file=None, importance_weight_recency=0.0, importance_weight_relevance=1.0,  # type: ignore[call-arg]
+                     importance_weight_frequency=0.0)
+    assert dynamic_importance(_record(importance=4), T0, tuned).score == pytest.approx(4.0)
+
+
+def test_keep_alive_needs_use_not_just_importance() -> None:
+    settings = Settings(_env_file=None)  # type: ignore[call-arg]
+    due = T0 + timedelta(days=178)
+    # Never retrieved: no extension, however important.
+    assert keep_alive_until(_record(importance=3), due, settings)[0] is None
+    # Retrieved once, months ago: score too low.
+    stale = _record(access_count=1, last_accessed_at=T0 + timedelta(days=10))
+    until, score = keep_alive_until(stale, due, settings)
+    assert until is None and score.score < settings.keep_alive_min_score
+    # Retrieved weekly, last time two days ago: extended from that access.
+    busy = _record(access_count=25, last_accessed_at=due - timedelta(days=2))
+    until, score = keep_alive_until(busy, due, settings)
+    assert until is not None and score.score >= settings.keep_alive_min_score
+    assert until == busy.last_accessed_at + timedelta(days=settings.keep_alive_days_per_point * score.score)
+    # A memory that never expires needs no extension.
+    assert keep_alive_until(_record(expires_at=None, access_count=25, last_accessed_at=due), due, settings)[0] is None
+
+
+# ---- a year of one user -----------------------------------------------------------------------
+def _ids(engine: MemoryEngine, user: str, query: str, at: datetime, top_k: int = 10) -> list[str]:
+    return [r.memory_id for r in engine.search(user, query, top_k=top_k, at=at, options=QUIET).results]
+
+
+def test_a_simulated_year(engine: MemoryEngine) -> None:
+    clock = engine.clock
+    assert isinstance(clock, FixedClock)
+    user = f"sim-{uuid.uuid4().hex[:8]}"
+    clock.set(T0)
+
+    def add(text: str, importance: int | None = None) -> str:
+        result = engine.add(user, text, source=f"msg-{uuid.uuid4().hex[:6]}")
+        assert len(result.created) == 1, f"{text!r} was not stored as a new memory: {result}"
+        memory_id = result.created[0]
+        if importance is not None and engine.get(memory_id).importance != importance:
+            engine.update(memory_id, actor="test", importance=importance)  # expiry recomputed from creation
+        return memory_id
+
+    chatter_zh = add("今天天气不错，随便聊聊", importance=1)
+    chatter_en = add("lol that movie last night was kind of boring", importance=1)
+    beijing = add("I live in Beijing, in Chaoyang district")
+    badminton = add("I play badminton with Li Wei at the community gym on Saturdays", importance=2)
+    ramen = add("I tried a new ramen place near the office", importance=2)
+    spicy_no = add("I don't eat spicy food")
+    assert engine.get(chatter_zh).expires_at == T0 + timedelta(days=30)
+    assert engine.get(badminton).expires_at == T0 + timedelta(days=180)
+    assert engine.get(beijing).expires_at is None
+
+    shanghai = spicy_yes = ""
+    weekly_hits = 0
+    for day in range(0, 366):
+        now = T0 + timedelta(days=day, hours=1)
+        clock.set(now)
+        if day == 150:
+            shanghai = add("I moved to Shanghai last month")
+        if day == 200:
+            spicy_yes = add("I can eat a little spicy food these days")
+        if day % 7 == 3:  # the user keeps asking about their Saturday game
+            hits = engine.search(user, "who do I play badminton with on Saturdays?", top_k=1).results
+            weekly_hits += bool(hits and hits[0].memory_id == badminton)
+        clock.set(T0 + timedelta(days=day, hours=2))
+        engine.flush()
+        assert expire_due(engine)["skipped"] == 0
+        assert archive_due(engine)["skipped"] == 0
+
+        at = T0 + timedelta(days=day, hours=3)
+        if day == 20:
+            assert chatter_zh in _ids(engine, user, "天气不错吗", at)
+            assert chatter_en in _ids(engine, user, "that boring movie", at)
+        if day == 40:
+            assert engine.get(chatter_zh).status is MemoryStatus.EXPIRED
+            assert engine.get(chatter_en).status is MemoryStatus.EXPIRED
+            assert chatter_zh not in _ids(engine, user, "天气不错吗", at)
+            assert chatter_zh not in engine.vectors.user_hashes(user)
+        if day == 149:
+            assert _ids(engine, user, "where do I live?", at, top_k=1) == [beijing]
+        if day == 151:
+            assert _ids(engine, user, "where do I live?", at, top_k=1) == [shanghai]
+            assert beijing not in _ids(engine, user, "where do I live?", at)
+            old = engine.get(beijing)
+            assert old.status is MemoryStatus.SUPERSEDED and old.superseded_by == shanghai
+        if day == 190:
+            # Same importance, same age: the unused one expired, the used one was kept alive.
+            assert engine.get(ramen).status is MemoryStatus.EXPIRED
+            kept = engine.get(badminton)
+            assert kept.status is MemoryStatus.ACTIVE and kept.expires_at is not None and kept.expires_at > at
+            assert _ids(engine, user, "badminton partner", at, top_k=1) == [badminton]
+            assert ramen not in _ids(engine, user, "ramen place near the office", at)
+        if day == 201:
+            assert engine.get(spicy_no).status is MemoryStatus.SUPERSEDED
+            assert engine.get(spicy_no).superseded_by == spicy_yes
+            ids = _ids(engine, user, "can I eat spicy food?", at)
+            assert spicy_yes in ids and spicy_no not in ids
+        if day == 215:
+            # Chatter expired on day 30 and was untouched for 180 days more: archived.
+            assert engine.get(chatter_zh).status is MemoryStatus.ARCHIVED
+            assert engine.get(ramen).status is MemoryStatus.EXPIRED  # expired on day 180: not yet
+
+    end = T0 + timedelta(days=365, hours=3)
+    assert weekly_hits >= 50  # found first every week of the year
+    survivor = engine.get(badminton)
+    assert survivor.status is MemoryStatus.ACTIVE and survivor.expires_at is not None and survivor.expires_at > end
+    assert _ids(engine, user, "who do I play badminton with?", end, top_k=1) == [badminton]
+    extensions = [h for h in engine.history(badminton) if h.action == "update" and h.actor == "scheduler"]
+    assert extensions and all("dynamic importance" in h.note for h in extensions)
+    assert _ids(engine, user, "where do I live?", end, top_k=1) == [shanghai]
+    assert engine.get(ramen).status is MemoryStatus.ARCHIVED  # expired day 180, archived day 360
+    assert engine.get(beijing).status is MemoryStatus.SUPERSEDED  # superseded rows are kept, not archived
+    row = next(s for s in archive_stats(engine) if s["user_id"] == user)
+    assert row["archived"] == 3 and row["file_records"] == 3 and row["file_bytes"] > 0
+    assert user not in row["file"]
+
+    # Staff bring the ramen memory back: active, re-indexed, with a fresh lifetime from today.
+    restored = restore_from_archive(engine, ramen, actor="staff:carol")
+    assert restored.status is MemoryStatus.ACTIVE and restored.expires_at is not None and restored.expires_at > end
+    assert _ids(engine, user, "ramen place near the office", end, top_k=1) == [ramen]
+    assert [h.action for h in engine.history(ramen)][-3:] == ["expire", "archive", "restore"]

@@ -1,0 +1,183 @@
+"""Merging redundant memories: preview, apply (nothing deleted), undo, the weekly job, and the
+guard against an LLM that names ids it was not shown. Real Milvus Lite, SQLite and PostgreSQL."""
+from __future__ import annotations
+
+import threading
+import uuid
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Iterator, Sequence
+
+import pytest
+
+from memory_core import FixedClock, MemoryEngine, MemoryStatus, RetrievalOptions, Settings, ValidationError, open_memory
+from memory_core.llm.base import MemoryBrief, MergeProposal
+from memory_core.llm.offline import OfflineLLM
+from memory_core.maintenance import apply_merge, merge_all, plan_merges, undo_merge
+from tests.conftest import fresh_pg_schema
+
+T0 = datetime(2024, 5, 1, 8, tzinfo=timezone.utc)
+QUIET = RetrievalOptions(use_cache=False, record=False)
+
+
+def _settings(tmp: Path, model_cache_dir: Path, database_url: str = "") -> Settings:
+    return Settings(_env_file=None, data_dir=tmp / "data", database_url=database_url,  # type: ignore[call-arg]
+                    milvus_uri=str(tmp / "m.db"), model_cache_dir=model_cache_dir, redis_url="",
+                    openai_base_url="", openai_api_key=None, llm_model="")
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def engine(request, tmp_path_factory, embedder, model_cache_dir, pg_url) -> Iterator[MemoryEngine]:  # type: ignore[no-untyped-def]
+    tmp = tmp_path_factory.mktemp("merge")
+    url = fresh_pg_schema(pg_url) if request.param == "postgres" else ""
+    eng = open_memory(_settings(tmp, model_cache_dir, url), clock=FixedClock(T0), embedder=embedder)
+    yield eng
+    eng.close()
+
+
+def _add(engine: MemoryEngine, user: str, text: str, at: datetime, source: str | None = None) -> str:
+    assert isinstance(engine.clock, FixedClock)
+    engine.clock.set(at)
+    result = engine.add(user, text, source=source)
+    assert len(result.created) == 1, f"{text!r} was absorbed instead of stored: {result}"
+    return result.created[0]
+
+
+def _ids(engine: MemoryEngine, user: str, query: str, k: int = 10) -> list[str]:
+    return [r.memory_id for r in engine.search(user, query, top_k=k, options=QUIET).results]
+
+
+def test_plan_apply_and_undo(engine: MemoryEngine) -> None:
+    user = f"m-{uuid.uuid4().hex[:8]}"
+    anna_a = _add(engine, user, "My sister Anna lives in Berlin", T0, source="msg-1")
+    tennis_a = _add(engine, user, "我妹妹在柏林工作", T0 + timedelta(days=1), source="msg-2")
+    anna_b = _add(engine, user, "My sister Anna lives in Berlin and works as a nurse there",
+                  T0 + timedelta(days=5), source="msg-3")
+    tennis_b = _add(engine, user, "我妹妹在柏林工作，是一名护士", T0 + timedelta(days=8), source="msg-4")
+    peanuts = _add(engine, user, "I am allergic to peanuts", T0 + timedelta(days=9))
+    spicy_no = _add(engine, user, "我不吃辣", T0 + timedelta(days=10))
+    spicy_yes = _add(engine, user, "我能吃一点辣", T0 + timedelta(days=11))  # a contradiction, not a duplicate
+    assert engine.get(spicy_no).superseded_by == spicy_yes  # newer wins on write, so it is no merge candidate
+    engine.clock.set(T0 + timedelta(days=20))
+    vectors_before = engine.vectors.user_hashes(user)
+
+    plans = plan_merges(engine, user)
+    by_ids = {frozenset(p.memory_ids): p for p in plans}
+    assert set(by_ids) == {frozenset({anna_a, anna_b}), frozenset({tennis_a, tennis_b})}
+    anna = by_ids[frozenset({anna_a, anna_b})]
+    assert anna.memory_ids == (anna_a, anna_b)  # oldest first
+    assert anna.texts == ("My sister Anna lives in Berlin", "My sister Anna lives in Berlin and works as a nurse there")
+    assert anna.merged_text == "My sister Anna lives in Berlin and works as a nurse there"
+    assert "anna" in anna.shared_entities and anna.similarity >= engine.settings.merge_entity_similarity
+    tennis = by_ids[frozenset({tennis_a, tennis_b})]
+    assert tennis.merged_text == "我妹妹在柏林工作，是一名护士"
+    # A preview changes nothing.
+    assert engine.vectors.user_hashes(user) == vectors_before
+    assert all(engine.get(m).status is MemoryStatus.ACTIVE for m in (anna_a, anna_b, peanuts, spicy_yes))
+
+    merged_id = apply_merge(engine, anna, actor="staff:dana")
+    merged = engine.get(merged_id)
+    assert merged.status is MemoryStatus.ACTIVE and merged.content == anna.merged_text
+    assert merged.merged_from == [anna_a, anna_b]
+    assert merged.source == ["msg-1", "msg-3"]
+    assert merged.created_at == T0  # the earliest original's
+    assert merged.importance == max(engine.get(anna_a).importance, engine.get(anna_b).importance)
+    for original in (anna_a, anna_b):
+        record = engine.get(original)
+        assert record.status is MemoryStatus.SUPERSEDED and record.superseded_by == merged_id
+        entry = engine.history(original)[-1]
+        assert entry.action == "merge" and entry.actor == "staff:dana" and merged_id in entry.note
+    assert [h.action for h in engine.history(merged_id)] == ["merge"]
+    hashes = engine.vectors.user_hashes(user)
+    assert merged_id in hashes and anna_a not in hashes and anna_b not in hashes
+    found = _ids(engine, user, "what does my sister Anna do?")
+    assert found[0] == merged_id and anna_a not in found and anna_b not in found
+
+    with pytest.raises(ValidationError):  # the plan is stale now
+        apply_merge(engine, anna, actor="staff:dana")
+
+    restored = undo_merge(engine, merged_id, actor="staff:erin")
+    assert sorted(restored) == sorted([anna_a, anna_b])
+    assert engine.get(merged_id).status is MemoryStatus.SUPERSEDED
+    assert [h.action for h in engine.history(merged_id)] == ["merge", "unmerge"]
+    for original in (anna_a, anna_b):
+        record = engine.get(original)
+        assert record.status is MemoryStatus.ACTIVE and record.superseded_by is None
+        assert engine.history(original)[-1].action == "restore"
+    hashes = engine.vectors.user_hashes(user)
+    assert merged_id not in hashes and {anna_a, anna_b} <= set(hashes)
+    found = _ids(engine, user, "what does my sister Anna do?")
+    assert merged_id not in found and anna_b in found
+    with pytest.raises(ValidationError):
+        undo_merge(engine, merged_id, actor="staff:erin")
+
+
+class _OverreachingLLM(OfflineLLM):
+    """An LLM whose merge answers name ids it was not shown, repeat ids, or give one id."""
+
+    def __init__(self, foreign_id: str) -> None:
+        super().__init__()
+        self.foreign_id = foreign_id
+
+    def propose_merges(self, memories: Sequence[MemoryBrief]) -> list[MergeProposal]:
+        ids = [m.memory_id for m in memories]
+        return [
+            MergeProposal([ids[0], self.foreign_id], "stolen"),
+            MergeProposal([ids[0]], "alone"),
+            MergeProposal([ids[1], ids[1]], "twice"),
+            MergeProposal(ids[:2], "the real one", reason="ok"),
+            MergeProposal(ids[:2], "again"),  # ids already used
+        ]
+
+
+def test_merge_proposals_may_only_name_ids_shown(engine: MemoryEngine) -> None:
+    user, victim = f"m-{uuid.uuid4().hex[:8]}", f"m-{uuid.uuid4().hex[:8]}"
+    foreign = _add(engine, victim, "My sister Anna lives in Berlin", T0)
+    _add(engine, user, "My sister Anna lives in Berlin", T0)
+    _add(engine, user, "My sister Anna lives in Berlin and works as a nurse there", T0 + timedelta(days=1))
+    original = engine.llm
+    engine.llm = _OverreachingLLM(foreign)
+    try:
+        plans = plan_merges(engine, user)
+    finally:
+        engine.llm = original
+    assert [p.merged_text for p in plans] == ["the real one"]
+    assert foreign not in plans[0].memory_ids and engine.get(foreign).status is MemoryStatus.ACTIVE
+
+
+def test_weekly_job_merges_big_users_only_and_runs_once_at_a_time(engine: MemoryEngine) -> None:
+    big, small = f"m-{uuid.uuid4().hex[:8]}", f"m-{uuid.uuid4().hex[:8]}"
+    for user, fillers in ((big, 6), (small, 1)):
+        _add(engine, user, "I play tennis every Saturday", T0)
+        _add(engine, user, "I play tennis every Saturday morning with my neighbour", T0 + timedelta(days=1))
+        for i, text in enumerate(["My cat is called Mochi", "I work as a dentist in Lyon", "I am allergic to kiwi",
+                                  "My favourite band is Radiohead", "I drive a blue Volvo",
+                                  "My daughter starts school in September"][:fillers]):
+            _add(engine, user, text, T0 + timedelta(days=2 + i))
+    engine.clock.set(T0 + timedelta(days=30))
+
+    results: list[dict[str, object]] = []
+    gate = threading.Barrier(2)
+
+    def run() -> None:
+        gate.wait()
+        results.append(merge_all(engine, min_memories=5))
+
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(int(r["skipped"]) for r in results) == [0, 1]  # the second start skipped
+    done = next(r for r in results if r["skipped"] == 0)
+    assert int(done["merged"]) >= 1 and done["errors"] == 0
+
+    def tennis(user: str) -> list[str]:
+        return [r.content for r in engine.search(user, "who do I play tennis with?", top_k=10, options=QUIET).results
+                if "tennis" in r.content]
+
+    assert tennis(big) == ["I play tennis every Saturday morning with my neighbour"]
+    merged = [r for r in engine.search(big, "who do I play tennis with?", top_k=1, options=QUIET).results][0]
+    assert len(engine.get(merged.memory_id).merged_from) == 2
+    assert sorted(tennis(small)) == ["I play tennis every Saturday",
+                                     "I play tennis every Saturday morning with my neighbour"]
