@@ -1,0 +1,164 @@
+"""Chat: replies built from the user's memories, streamed; what the user says is remembered
+after the reply, in the background, with an Undo."""
+from __future__ import annotations
+
+from concurrent.futures import Future
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from services import runtime
+from services.chat import (
+    ChatService,
+    PreparedTurn,
+    Remembered,
+    TurnInfo,
+    display_markdown,
+    is_forget_request,
+    new_session_id,
+)
+from services.demo_data import DEMO_USERS, seed_demo
+from ui.common import engine_or_stop, require_principal
+
+st.set_page_config(page_title="Chat · Long-term memory", page_icon="💬", layout="wide")
+principal = require_principal()
+settings = runtime.app_settings()
+engine = engine_or_stop()
+chat = ChatService(engine, top_k=settings.chat_top_k, history_turns=settings.chat_history_turns)
+state = st.session_state
+
+if "chat_session" not in state:
+    state["chat_session"] = new_session_id()
+    state["chat_turns"] = {}
+turns: dict[str, list[dict[str, Any]]] = state.setdefault("chat_turns", {})
+
+
+def open_session(session_id: str) -> None:
+    """Switch to a session; past turns come from the message log (their memory details are not kept)."""
+    state["chat_session"] = session_id
+    if session_id not in turns:
+        turns[session_id] = [{"role": m["role"], "content": m["content"], "info": None}
+                             for m in chat.transcript(principal, session_id)]
+
+
+# ---- sidebar: sessions -------------------------------------------------------------------------
+with st.sidebar:
+    st.subheader("Sessions")
+    if st.button("➕ New session", key="chat_new_session", width="stretch"):
+        state["chat_session"] = new_session_id()
+        st.rerun()
+    for row in chat.sessions(principal):
+        current = row["session_id"] == state["chat_session"]
+        label = f"{'▶ ' if current else ''}{row['title']}"
+        if st.button(label, key=f"chat_open_{row['session_id']}", width="stretch",
+                     help=f"{row['messages']} messages · last {row['last_at']:%Y-%m-%d %H:%M}"):
+            open_session(row["session_id"])
+            st.rerun()
+
+session_id: str = state["chat_session"]
+history = turns.setdefault(session_id, [])
+
+st.title("💬 Chat")
+if getattr(engine.llm, "offline", False):
+    st.caption("📴 **Offline mode**: no language model is configured, so replies are composed directly from "
+               "your memories.")
+st.caption(f"Session `{session_id}` · memories of **{principal.user_id}**")
+
+demo_user = DEMO_USERS.get(principal.user_id)
+if principal.via == "demo" and demo_user is not None and not dict(engine.users()).get(principal.user_id):
+    st.info(f"🧪 Demo: {demo_user.display_name} has no memories yet.")
+    if st.button(f"Load {demo_user.display_name}'s demo history", key="chat_seed"):
+        with st.spinner("Writing demo memories…"):
+            seed_demo(engine, [principal.user_id])
+        st.rerun()
+
+
+# ---- what was remembered from the last message ------------------------------------------------------
+def render_memory_notice() -> None:
+    pending: Future[Remembered] | None = state.get("chat_pending")
+    if pending is not None:
+        if not pending.done():
+            st.caption("⏳ Remembering your last message…")
+            return
+        state["chat_last_remembered"] = pending.result()
+        state["chat_pending"] = None
+        st.rerun(scope="app")
+    remembered: Remembered | None = state.get("chat_last_remembered")
+    if remembered is None:
+        return
+    if remembered.error:
+        st.warning(f"Your last message could not be remembered: {remembered.error}")
+    elif remembered.created:
+        shown = "; ".join(c[:80] for c in remembered.contents[: len(remembered.created)])
+        cols = st.columns([8, 1])
+        cols[0].success(f"🧠 Remembered: {shown}", icon="💾")
+        if cols[1].button("Undo", key="chat_undo", help="Delete what was just remembered"):
+            deleted = chat.forget(principal, remembered)
+            state["chat_last_remembered"] = None
+            st.toast(f"Forgot {len(deleted)} memory item(s).")
+            st.rerun(scope="app")
+    elif remembered.deduplicated:
+        st.caption("🧠 Already known — nothing new was stored.")
+
+
+pending_now = state.get("chat_pending") is not None
+st.fragment(run_every=1.0 if pending_now else None)(render_memory_notice)()
+
+
+# ---- the conversation ----------------------------------------------------------------------------------
+def render_info(info: TurnInfo) -> None:
+    """The expander under a reply: the memories used, their dates and score parts, the timing."""
+    title = f"🧠 {len(info.used)} memories used · retrieval {info.retrieval_ms:.0f} ms"
+    with st.expander(title, expanded=False):
+        if info.degraded:
+            st.warning("Degraded: the vector store was unavailable, so memories were found by keyword search "
+                       "only. " + " ".join(info.notices))
+        elif info.notices:
+            st.caption(" ".join(info.notices))
+        if info.used:
+            st.table(pd.DataFrame([{
+                "date": u.created_at.strftime("%Y-%m-%d"), "memory": u.content, "score": f"{u.score:.3f}",
+                "relevance": f"{u.relevance:.3f}", "importance": f"{u.importance:.3f}",
+                "recency": f"{u.recency:.3f}"} for u in info.used]), hide_index=True)
+        else:
+            st.caption("No stored memory matched this message.")
+        st.caption(f"Retrieval {info.retrieval_ms:.1f} ms · {'cache hit' if info.cache_hit else 'cache miss'} · "
+                   f"reranker: {info.reranker or 'none (fused hybrid ranking)'} · LLM: {info.llm_name}"
+                   f"{' (offline)' if info.llm_offline else ''}")
+
+
+for turn in history:
+    with st.chat_message(turn["role"]):
+        st.markdown(display_markdown(turn["content"]))
+        if turn.get("info") is not None:
+            render_info(turn["info"])
+
+prompt = st.chat_input("Tell me something about you, or ask a question…  (say “forget that” to undo)")
+if prompt:
+    with st.chat_message("user"):
+        st.markdown(prompt)
+    history.append({"role": "user", "content": prompt, "info": None})
+    if is_forget_request(prompt):
+        pending = state.get("chat_pending")
+        if pending is not None:  # the write of the message to forget may still be running
+            state["chat_last_remembered"] = pending.result(timeout=120)
+            state["chat_pending"] = None
+        last = state.get("chat_last_remembered")
+        reply, deleted = chat.forget_turn(principal, session_id, prompt, last)
+        state["chat_last_remembered"] = None
+        with st.chat_message("assistant"):
+            st.markdown(reply)
+        history.append({"role": "assistant", "content": reply, "info": None})
+    else:
+        prepared: PreparedTurn = chat.prepare_turn(principal, session_id, prompt)
+        with st.chat_message("assistant"):
+            reply = st.write_stream(prepared.stream())
+            text = reply if isinstance(reply, str) else prepared.reply_text
+            render_info(prepared.info)
+        chat.finish_turn(prepared, text)
+        history.append({"role": "assistant", "content": text, "info": prepared.info})
+        # Only now, after the reply is on screen, is the message handed to the write pipeline.
+        state["chat_pending"] = chat.remember_async(prepared)
+        state["chat_last_remembered"] = None
+    st.rerun()

@@ -1,0 +1,233 @@
+"""Admin (support staff only): browse, edit, expire, restore, delete and erase memories, see
+their history and provenance, run maintenance, import and export. Every service call passes
+the signed-in principal and is refused for anyone who is not staff."""
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta, timezone
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from services import admin
+from services.scheduler import JOB_LABELS
+from ui.common import engine_or_stop, require_principal
+
+st.set_page_config(page_title="Admin · Long-term memory", page_icon="🛠️", layout="wide")
+principal = require_principal()
+if not principal.is_staff:
+    st.error("🚫 This page is for support staff only. You are signed in as an end user.")
+    st.stop()
+engine = engine_or_stop()
+state = st.session_state
+
+st.title("🛠️ Admin")
+st.caption(f"Signed in as **{principal.display_name}** — every change is recorded in the history as "
+           f"`{principal.actor}`.")
+
+TYPES = ["declarative", "episodic", "procedural"]
+STATUSES = ["active", "expired", "superseded", "archived", "deleted"]
+SORTS = {"created_at": "created", "updated_at": "updated", "importance": "importance",
+         "access_count": "times used", "user_id": "user", "expires_at": "expires"}
+
+
+def fmt(value: Any) -> str:
+    if isinstance(value, datetime):
+        return value.strftime("%Y-%m-%d %H:%M")
+    return "" if value is None else str(value)
+
+
+tab_browse, tab_users, tab_ops, tab_io = st.tabs(["Memories", "Users & merges", "Maintenance", "Import / export"])
+
+# ---- browse and edit --------------------------------------------------------------------------------
+with tab_browse:
+    user_list = admin.users(principal, engine)
+    user_options = [""] + [u for u, _ in user_list]
+    c1, c2, c3, c4 = st.columns([2, 2, 2, 2])
+    user_filter = c1.selectbox("User", user_options, format_func=lambda u: u or "all users", key="admin_f_user")
+    type_filter = c2.multiselect("Type", TYPES, key="admin_f_types")
+    status_filter = c3.multiselect("Status", STATUSES, default=["active"], key="admin_f_status")
+    imp_low, imp_high = c4.slider("Importance", 1, 5, (1, 5), key="admin_f_imp")
+    c5, c6, c7, c8 = st.columns([3, 2, 2, 1])
+    text_filter = c5.text_input("Text contains", key="admin_f_text")
+    dates = c6.date_input("Created between", value=(), key="admin_f_dates")
+    sort_by = c7.selectbox("Sort by", list(SORTS), format_func=SORTS.get, key="admin_f_sort")
+    descending = c8.toggle("Newest/highest first", value=True, key="admin_f_desc")
+    page_size = 25
+    page_no = int(state.get("admin_page", 0))
+    created_from = admin.day_start(dates[0]) if len(dates) >= 1 else None
+    created_to = admin.day_start(dates[1]) + timedelta(days=1) if len(dates) == 2 else None
+    filters = admin.BrowseFilters(
+        user_id=user_filter or None, memory_types=tuple(type_filter), statuses=tuple(status_filter),
+        min_importance=imp_low if imp_low > 1 else None, max_importance=imp_high if imp_high < 5 else None,
+        created_from=created_from, created_to=created_to, text=text_filter, sort_by=sort_by,
+        descending=descending, page=page_no, page_size=page_size)
+    page = admin.browse(principal, engine, filters)
+    pages = max(1, -(-page.total // page_size))
+    if page_no >= pages:
+        state["admin_page"] = page_no = 0
+        page = admin.browse(principal, engine, admin.BrowseFilters(**{**filters.__dict__, "page": 0}))
+    if not page.items:
+        st.info("No memories match these filters." if user_list else
+                "No memories stored yet. Chat, load the demo data on the home page, or import a file.")
+    else:
+        st.dataframe(pd.DataFrame([{
+            "created": fmt(r.created_at), "user": r.user_id, "memory": r.content, "type": r.memory_type.value,
+            "importance": r.importance, "status": r.status.value, "expires": fmt(r.expires_at) or "never",
+            "used": r.access_count, "id": r.memory_id} for r in page.items]),
+            hide_index=True, width="stretch")
+        p1, p2, p3 = st.columns([1, 2, 1])
+        if p1.button("◀ Previous", disabled=page_no == 0, key="admin_prev"):
+            state["admin_page"] = page_no - 1
+            st.rerun()
+        p2.caption(f"Page {page_no + 1} of {pages} · {page.total} memor{'y' if page.total == 1 else 'ies'}")
+        if p3.button("Next ▶", disabled=page_no + 1 >= pages, key="admin_next"):
+            state["admin_page"] = page_no + 1
+            st.rerun()
+
+        ids = [r.memory_id for r in page.items]
+        labels = {r.memory_id: f"{r.user_id} · {r.content[:70]}" for r in page.items}
+        selected = st.selectbox("Open a memory", ids, format_func=labels.get, key="admin_selected")
+        record = admin.get_memory(principal, engine, selected)
+        st.subheader("Memory")
+        st.caption(f"`{record.memory_id}` · user **{record.user_id}** · status **{record.status.value}** · "
+                   f"created {fmt(record.created_at)} · updated {fmt(record.updated_at)}")
+        with st.form(f"admin_edit_{record.memory_id}"):
+            content = st.text_area("Content", record.content, key=f"admin_content_{record.memory_id}")
+            e1, e2, e3 = st.columns(3)
+            importance = e1.slider("Importance", 1, 5, record.importance, key=f"admin_imp_{record.memory_id}")
+            memory_type = e2.selectbox("Type", TYPES, index=TYPES.index(record.memory_type.value),
+                                       key=f"admin_type_{record.memory_id}")
+            never = e3.checkbox("Never expires", value=record.expires_at is None, key=f"admin_never_{record.memory_id}")
+            default_day = (record.expires_at or datetime.now(timezone.utc) + timedelta(days=180)).date()
+            expiry_day = e3.date_input("Expires on", value=default_day, key=f"admin_exp_{record.memory_id}")
+            saved = st.form_submit_button("Save changes", type="primary")
+        if saved:
+            expires = None if never else admin.day_start(expiry_day)
+            try:
+                admin.edit_memory(principal, engine, record.memory_id, content=content, importance=int(importance),
+                                  memory_type=memory_type, expires_at=expires)
+                st.toast("Saved; the memory was re-indexed.")
+                st.rerun()
+            except Exception as exc:
+                st.error(f"Could not save: {exc}")
+
+        a1, a2, a3 = st.columns(3)
+        if record.status.value == "active":
+            if a1.button("Expire", key="admin_expire"):
+                admin.expire_memory(principal, engine, record.memory_id)
+                st.rerun()
+        elif a1.button("Restore", key="admin_restore"):
+            admin.restore_memory(principal, engine, record.memory_id)
+            st.rerun()
+        confirm_delete = a2.checkbox("Confirm permanent delete", key=f"admin_confirm_del_{record.memory_id}")
+        if a3.button("Delete permanently", key="admin_delete", disabled=not confirm_delete, type="secondary"):
+            admin.delete_memory(principal, engine, record.memory_id)
+            st.toast("Deleted.")
+            st.rerun()
+
+        h_col, p_col = st.columns([3, 2])
+        with h_col:
+            st.markdown("**History**")
+            for entry in admin.history(principal, engine, record.memory_id):
+                changes = admin.diff(entry.before, entry.after)
+                st.markdown(f"`{fmt(entry.at)}` **{entry.action}** by `{entry.actor}`"
+                            + (f" — {entry.note}" if entry.note else ""))
+                if changes and entry.action not in ("create",):
+                    st.dataframe(pd.DataFrame([{"field": c.field, "before": fmt(c.before), "after": fmt(c.after)}
+                                               for c in changes]), hide_index=True, width="stretch")
+        with p_col:
+            st.markdown("**Provenance** (the messages it came from)")
+            sources = admin.provenance(principal, engine, record.memory_id)
+            if not sources:
+                st.caption("No source message recorded (imported, seeded without messages, or erased).")
+            for message in sources:
+                st.markdown(f"`{fmt(message['created_at'])}` *{message['role']}* in session "
+                            f"`{message['session_id']}`  \n> {message['content']}")
+
+# ---- users: merges, erasure, export --------------------------------------------------------------------
+with tab_users:
+    user_list = admin.users(principal, engine)
+    if not user_list:
+        st.info("No users with memories yet.")
+    else:
+        st.dataframe(pd.DataFrame(user_list, columns=["user", "active memories"]), hide_index=True)
+        target = st.selectbox("User", [u for u, _ in user_list], key="admin_user_target")
+        st.markdown("#### Merge redundant memories")
+        if st.button("Preview merges", key="admin_merge_preview"):
+            state["admin_merge_plan"] = (target, admin.merge_preview(principal, engine, target))
+        plan_entry = state.get("admin_merge_plan")
+        if plan_entry and plan_entry[0] == target:
+            plan = plan_entry[1]
+            (st.info if plan.available else st.warning)(plan.message)
+            for proposal in plan.proposals:
+                st.markdown(f"**→ {getattr(proposal, 'merged_text', '')}**  \n"
+                            + "  \n".join(f"- {plan.contents.get(mid, mid)}" for mid in getattr(proposal, "memory_ids", []))
+                            + (f"  \n*{proposal.reason}*" if getattr(proposal, "reason", "") else ""))
+            if plan.available and plan.proposals and st.button("Apply these merges", key="admin_merge_apply"):
+                applied = admin.merge_apply(principal, engine, plan.proposals)
+                state.pop("admin_merge_plan", None)
+                st.success(f"Applied {applied} merge(s).")
+
+        st.markdown("#### Recent history of this user")
+        entries = admin.user_history(principal, engine, target, limit=50)
+        st.dataframe(pd.DataFrame([{"at": fmt(e.at), "action": e.action, "actor": e.actor, "memory": e.memory_id,
+                                    "note": e.note} for e in entries]), hide_index=True, width="stretch")
+
+        st.markdown("#### Erasure request")
+        st.warning(f"Hard-deletes every memory and message of **{target}** and erases their content from the "
+                   "history. This cannot be undone.")
+        typed = st.text_input("Type the user id to confirm", key="admin_erase_confirm")
+        if st.button("Erase all of this user's data", key="admin_erase", disabled=typed != target):
+            removed = admin.erase_user(principal, engine, target, typed)
+            st.success(f"Erased {removed} memories of {target}.")
+
+# ---- maintenance and scheduler -------------------------------------------------------------------------
+with tab_ops:
+    m1, m2 = st.columns(2)
+    if m1.button("Run expiry cleanup now", key="admin_run_expiry"):
+        outcome = admin.run_expiry(principal, engine)
+        (st.success if outcome.outcome == "ok" else st.warning)(f"Expiry: {outcome.outcome} {outcome.counts} {outcome.detail}")
+    if m2.button("Run reconcile now", key="admin_run_reconcile"):
+        with st.spinner("Reconciling SQL and Milvus…"):
+            outcome = admin.run_reconcile(principal, engine)
+        (st.success if outcome.outcome == "ok" else st.warning)(f"Reconcile: {outcome.outcome} {outcome.counts} {outcome.detail}")
+    status = admin.scheduler_status(principal, engine)
+    st.markdown("#### Scheduled jobs")
+    if status["running"]:
+        st.dataframe(pd.DataFrame([{"job": JOB_LABELS.get(j.job, j.job), "next run": fmt(j.next_run),
+                                    "trigger": j.trigger} for j in status["jobs"]]), hide_index=True,
+                     width="stretch")
+    else:
+        st.warning("The scheduler is not running in this process (SCHEDULER_ENABLED=false, or it failed to start).")
+    st.markdown("#### Last runs")
+    if status["runs"]:
+        st.dataframe(pd.DataFrame([{"job": r.job, "started": fmt(r.started_at), "finished": fmt(r.finished_at),
+                                    "outcome": r.outcome, "counts": str(r.counts), "detail": r.detail}
+                                   for r in status["runs"]]), hide_index=True, width="stretch")
+    else:
+        st.caption("No job has run yet.")
+
+# ---- import / export ---------------------------------------------------------------------------------------
+with tab_io:
+    st.markdown("#### Bulk import")
+    st.caption("JSON lines (one object per line) or CSV with a header. Fields: `user_id`, `content`, optional "
+               "`at` (ISO date), `session_id`, `importance` (1-5).")
+    upload = st.file_uploader("File", type=["jsonl", "json", "csv"], key="admin_upload")
+    if upload is not None and st.button("Import", key="admin_import"):
+        rows, errors = admin.parse_import(upload.getvalue(), upload.name)
+        bar = st.progress(0.0, text=f"Importing {len(rows)} rows…")
+        report = admin.import_rows(principal, engine, rows,
+                                   progress=lambda done, total: bar.progress(done / max(total, 1)))
+        st.success(f"Imported {report.rows} rows: {report.created} memories created, "
+                   f"{report.deduplicated} merged into existing ones.")
+        for error in (errors + report.errors)[:20]:
+            st.warning(error)
+    st.markdown("#### Export a user's memories")
+    export_users = [u for u, _ in admin.users(principal, engine)]
+    if export_users:
+        who = st.selectbox("User", export_users, key="admin_export_user")
+        st.download_button("Download JSON lines", data="".join(admin.export_user_jsonl(principal, engine, who)),
+                           file_name=f"memories-{who}.jsonl", mime="application/jsonl", key="admin_export")
+    else:
+        st.caption("Nothing to export yet.")

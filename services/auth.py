@@ -1,0 +1,288 @@
+"""Sign-in: operator-configured accounts with salted scrypt hashes, failed-login throttling,
+demo principals, and the principal type every staff check takes.
+
+Accounts come from a JSON file (``data/accounts.json`` by default) and/or the ``ACCOUNTS_JSON``
+environment variable, in the form::
+
+    {"accounts": [{"username": "lin", "display_name": "Lin (support)", "role": "staff",
+                   "user_id": "lin", "password_hash": "scrypt$32768$8$1$<salt>$<hash>"}]}
+
+Create a hash with ``python -m services.auth hash`` (asks for the password) or add an account
+with ``python -m services.auth add USERNAME --role staff``. Plain passwords are never stored.
+"""
+from __future__ import annotations
+
+import argparse
+import base64
+import getpass
+import hashlib
+import hmac
+import json
+import os
+import secrets
+import sys
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable, Literal
+
+# staff: support staff (admin and analytics); analyst: stakeholders (analytics only); user: chat.
+Role = Literal["staff", "analyst", "user"]
+ROLES: tuple[Role, ...] = ("staff", "analyst", "user")
+
+# scrypt cost: N=2^15, r=8, p=1 uses 32 MiB and ~60-120 ms here: slow for guessing, fine for a sign-in.
+SCRYPT_N = 2**15
+SCRYPT_R = 8
+SCRYPT_P = 1
+PBKDF2_MIN_ITERATIONS = 200_000
+_MAXMEM = 128 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who is signed in. ``user_id`` is whose memories the chat reads and writes."""
+
+    username: str
+    display_name: str
+    role: Role
+    user_id: str
+    via: str = "password"  # password, demo, oidc
+
+    @property
+    def is_staff(self) -> bool:
+        return self.role == "staff"
+
+    @property
+    def can_view_analytics(self) -> bool:
+        return self.role in ("staff", "analyst")
+
+    @property
+    def actor(self) -> str:
+        """The name written into the memory history for what this person does."""
+        return f"{self.role}:{self.username}"
+
+
+# ---- password hashing -------------------------------------------------------------------------
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).decode("ascii").rstrip("=")
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def hash_password(password: str, *, n: int = SCRYPT_N, r: int = SCRYPT_R, p: int = SCRYPT_P) -> str:
+    """A salted scrypt hash in the self-describing form ``scrypt$N$r$p$salt$hash``."""
+    if not password:
+        raise ValueError("password is empty")
+    salt = secrets.token_bytes(16)
+    digest = hashlib.scrypt(password.encode("utf-8"), salt=salt, n=n, r=r, p=p, maxmem=_MAXMEM, dklen=32)
+    return f"scrypt${n}${r}${p}${_b64(salt)}${_b64(digest)}"
+
+
+def verify_password(password: str, encoded: str) -> bool:
+    """Constant-time check against a ``scrypt$...`` or ``pbkdf2_sha256$iterations$salt$hash`` string.
+
+    A malformed or too-weak stored hash never matches (and does not raise), so one bad entry in
+    the accounts file cannot open or break the sign-in.
+    """
+    try:
+        scheme, *parts = encoded.split("$")
+        if scheme == "scrypt" and len(parts) == 5:
+            n, r, p = (int(x) for x in parts[:3])
+            salt, expected = _unb64(parts[3]), _unb64(parts[4])
+            if n < 2**14:
+                return False
+            actual = hashlib.scrypt(password.encode("utf-8"), salt=salt, n=n, r=r, p=p, maxmem=_MAXMEM,
+                                    dklen=len(expected))
+        elif scheme == "pbkdf2_sha256" and len(parts) == 3:
+            iterations = int(parts[0])
+            salt, expected = _unb64(parts[1]), _unb64(parts[2])
+            if iterations < PBKDF2_MIN_ITERATIONS:
+                return False
+            actual = hashlib.pbkdf2_hmac("sha256", password.encode("utf-8"), salt, iterations, dklen=len(expected))
+        else:
+            return False
+    except (ValueError, TypeError):
+        return False
+    return hmac.compare_digest(actual, expected)
+
+
+# A real hash of a random password: unknown usernames cost the same time as known ones.
+_DUMMY_HASH = hash_password(secrets.token_urlsafe(16))
+
+
+# ---- accounts ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Account:
+    username: str
+    display_name: str
+    role: Role
+    user_id: str
+    password_hash: str
+
+    def principal(self) -> Principal:
+        return Principal(self.username, self.display_name, self.role, self.user_id, via="password")
+
+
+def parse_accounts(data: Any) -> dict[str, Account]:
+    """Accounts from the decoded JSON; raises ValueError naming the first bad entry."""
+    entries = data.get("accounts", []) if isinstance(data, dict) else data
+    if not isinstance(entries, list):
+        raise ValueError("accounts must be a list or {'accounts': [...]}")
+    accounts: dict[str, Account] = {}
+    for index, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            raise ValueError(f"account #{index} is not an object")
+        username = str(entry.get("username", "")).strip()
+        role = entry.get("role", "user")
+        password_hash = str(entry.get("password_hash", ""))
+        if not username or role not in ROLES or not password_hash.startswith(("scrypt$", "pbkdf2_sha256$")):
+            raise ValueError(f"account #{index} ({username or 'no username'}) needs a username, "
+                             f"a role of {ROLES} and a scrypt/pbkdf2 password_hash")
+        accounts[username.lower()] = Account(
+            username=username, display_name=str(entry.get("display_name") or username), role=role,
+            user_id=str(entry.get("user_id") or username), password_hash=password_hash,
+        )
+    return accounts
+
+
+def load_accounts(path: Path | None, inline_json: str = "") -> dict[str, Account]:
+    """Accounts from the file (if it exists) and the inline JSON (which wins on a clash)."""
+    accounts: dict[str, Account] = {}
+    if path is not None and path.is_file():
+        accounts.update(parse_accounts(json.loads(path.read_text(encoding="utf-8"))))
+    if inline_json.strip():
+        accounts.update(parse_accounts(json.loads(inline_json)))
+    return accounts
+
+
+def save_account(path: Path, username: str, password: str, role: Role, display_name: str = "",
+                 user_id: str = "") -> None:
+    """Add or replace one account in the JSON file (written atomically, mode 0600)."""
+    data: dict[str, Any] = {"accounts": []}
+    if path.is_file():
+        data = json.loads(path.read_text(encoding="utf-8"))
+    entries = [e for e in data.get("accounts", []) if str(e.get("username", "")).lower() != username.lower()]
+    entries.append({"username": username, "display_name": display_name or username, "role": role,
+                    "user_id": user_id or username, "password_hash": hash_password(password)})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"accounts": entries}, ensure_ascii=False, indent=2), encoding="utf-8")
+    os.chmod(tmp, 0o600)
+    tmp.replace(path)
+
+
+# ---- throttling -------------------------------------------------------------------------------
+class LoginThrottle:
+    """Failed-login limiter per username: after ``max_failures`` within ``window_s`` seconds the
+    name is locked for ``lockout_s`` seconds. Process-wide and thread-safe (Streamlit sessions
+    are threads of one process), so opening a new browser tab does not reset it."""
+
+    def __init__(self, max_failures: int = 5, window_s: float = 300, lockout_s: float = 300,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.max_failures = max_failures
+        self.window_s = window_s
+        self.lockout_s = lockout_s
+        self._clock = clock
+        self._failures: dict[str, deque[float]] = {}
+        self._locked_until: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def retry_after(self, key: str) -> float:
+        """Seconds until ``key`` may try again (0 when it may now)."""
+        with self._lock:
+            return max(0.0, self._locked_until.get(key.lower(), 0.0) - self._clock())
+
+    def failed(self, key: str) -> None:
+        key = key.lower()
+        now = self._clock()
+        with self._lock:
+            window = self._failures.setdefault(key, deque())
+            window.append(now)
+            while window and window[0] < now - self.window_s:
+                window.popleft()
+            if len(window) >= self.max_failures:
+                self._locked_until[key] = now + self.lockout_s
+                window.clear()
+
+    def succeeded(self, key: str) -> None:
+        with self._lock:
+            self._failures.pop(key.lower(), None)
+            self._locked_until.pop(key.lower(), None)
+
+
+@dataclass(frozen=True)
+class LoginOutcome:
+    principal: Principal | None
+    message: str  # shown to the person; never says whether the username exists
+
+
+class Authenticator:
+    """Checks a username and password against the configured accounts, with throttling."""
+
+    def __init__(self, accounts: dict[str, Account], throttle: LoginThrottle) -> None:
+        self.accounts = accounts
+        self.throttle = throttle
+
+    def login(self, username: str, password: str) -> LoginOutcome:
+        key = (username or "").strip().lower()
+        if not key or not password:
+            return LoginOutcome(None, "Enter a username and a password.")
+        wait = self.throttle.retry_after(key)
+        if wait > 0:
+            return LoginOutcome(None, f"Too many failed sign-ins. Try again in {int(wait) + 1} s.")
+        account = self.accounts.get(key)
+        ok = verify_password(password, account.password_hash if account else _DUMMY_HASH) and account is not None
+        if not ok:
+            self.throttle.failed(key)
+            return LoginOutcome(None, "Wrong username or password.")
+        self.throttle.succeeded(key)
+        return LoginOutcome(account.principal(), f"Signed in as {account.display_name}.")
+
+
+# ---- demo and OIDC principals -----------------------------------------------------------------
+def demo_principals(users: Iterable[tuple[str, str]], include_staff: bool) -> list[Principal]:
+    """The demo sign-ins: one per demo user (``(user_id, display name)``), plus demo staff."""
+    out = [Principal(f"demo:{uid}", f"{name} (demo)", "user", uid, via="demo") for uid, name in users]
+    if include_staff:
+        out.append(Principal("demo-staff", "Demo support staff", "staff", "demo-staff", via="demo"))
+    return out
+
+
+def oidc_principal(email: str, name: str, staff_emails: Iterable[str]) -> Principal:
+    """A principal for someone signed in through the operator's identity provider."""
+    email = email.strip().lower()
+    role: Role = "staff" if email in {e.lower() for e in staff_emails} else "user"
+    return Principal(username=email, display_name=name or email, role=role, user_id=email, via="oidc")
+
+
+# ---- command line -----------------------------------------------------------------------------
+def main(argv: list[str] | None = None) -> int:
+    """``hash`` prints a hash; ``add`` writes an account into the accounts file."""
+    from services.settings import AppSettings
+
+    parser = argparse.ArgumentParser(prog="python -m services.auth", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("hash", help="print a password hash for the accounts file")
+    add = sub.add_parser("add", help="add or replace an account in the accounts file")
+    add.add_argument("username")
+    add.add_argument("--role", choices=ROLES, default="user")
+    add.add_argument("--display-name", default="")
+    add.add_argument("--user-id", default="")
+    add.add_argument("--file", type=Path, default=None)
+    args = parser.parse_args(argv)
+    password = os.environ.get("NEW_PASSWORD") or getpass.getpass("Password: ")
+    if args.command == "hash":
+        print(hash_password(password))
+        return 0
+    path = args.file or AppSettings().resolved_accounts_file
+    save_account(path, args.username, password, args.role, args.display_name, args.user_id)
+    print(f"saved {args.username} ({args.role}) to {path}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

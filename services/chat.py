@@ -1,0 +1,242 @@
+"""The chat turn: record the message, retrieve memories, stream the reply, then remember.
+
+Order matters for the user: the reply is built from the retrieved, compressed memories
+(``SearchResponse.context_block``) and streamed first; only after it has been shown is the
+user's message handed to the write pipeline, on a background executor, so writing (analysis,
+embedding, dedup, dual write) never delays the answer. The page polls the returned future on its
+next rerun and shows what was remembered, with an Undo (a hard delete by the user).
+"""
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import uuid
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
+
+from services.auth import Principal
+
+if TYPE_CHECKING:
+    from memory_core import MemoryEngine, SearchResponse
+
+log = logging.getLogger(__name__)
+
+# Whole-message requests to forget what was just remembered (en and zh), not any sentence
+# that happens to contain "forget".
+_FORGET = re.compile(
+    r"^\s*(please\s+)?(forget|delete|remove|don'?t remember)\s+(that|this|it|what i (just )?said)\s*(please)?[.!。！]*\s*$"
+    r"|^\s*(请)?(忘掉|忘记|忘了|删掉|删除|别记住?|不要记住?)(这个|这条|那个|那条|刚才(说的|那句)?(话)?)(吧)?[.!。！]*\s*$",
+    re.IGNORECASE,
+)
+
+_executor_lock = threading.Lock()
+_executor: ThreadPoolExecutor | None = None
+
+
+def _writes() -> ThreadPoolExecutor:
+    """One small process-wide pool for memory writes (the embedder is CPU-bound: 2 workers)."""
+    global _executor
+    with _executor_lock:
+        if _executor is None:
+            _executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memory-write")
+        return _executor
+
+
+def is_forget_request(text: str) -> bool:
+    """True for "forget that" / "忘掉这个" and close variants (the whole message)."""
+    return bool(_FORGET.match(text or ""))
+
+
+def new_session_id() -> str:
+    return uuid.uuid4().hex[:16]
+
+
+@dataclass(frozen=True)
+class UsedMemory:
+    """A retrieved memory as the expander under a reply shows it."""
+
+    memory_id: str
+    content: str
+    created_at: datetime
+    score: float
+    relevance: float
+    importance: float
+    recency: float
+
+
+@dataclass(frozen=True)
+class TurnInfo:
+    """What the page shows under a reply: the memories used and how long retrieval took."""
+
+    used: list[UsedMemory]
+    context_block: str
+    retrieval_ms: float
+    cache_hit: bool
+    degraded: bool
+    notices: list[str]
+    reranker: str | None
+    llm_name: str
+    llm_offline: bool
+
+    @classmethod
+    def from_search(cls, response: "SearchResponse", llm_name: str, llm_offline: bool) -> "TurnInfo":
+        used = [UsedMemory(r.memory_id, r.content, r.created_at, r.score, r.parts.relevance, r.parts.importance,
+                           r.parts.recency) for r in response.results]
+        return cls(used=used, context_block=response.context_block,
+                   retrieval_ms=float(response.timings_ms.get("total", 0.0)), cache_hit=response.cache_hit,
+                   degraded=response.degraded, notices=list(response.notices), reranker=response.reranker,
+                   llm_name=llm_name, llm_offline=llm_offline)
+
+
+@dataclass
+class PreparedTurn:
+    """A user turn recorded and its memories retrieved; ``stream()`` yields the reply."""
+
+    principal: Principal
+    session_id: str
+    user_text: str
+    user_message_id: str
+    info: TurnInfo
+    _chunks: Iterator[str] | None = None
+    reply_parts: list[str] = field(default_factory=list)
+
+    def stream(self) -> Iterator[str]:
+        """The LLM's reply chunks, kept so ``finish_turn`` can record the whole reply."""
+        if self._chunks is None:
+            return
+        for chunk in self._chunks:
+            self.reply_parts.append(chunk)
+            yield chunk
+
+    @property
+    def reply_text(self) -> str:
+        return "".join(self.reply_parts)
+
+
+@dataclass(frozen=True)
+class Remembered:
+    """The outcome of one background write, for the notice after the next rerun."""
+
+    message_id: str
+    memory_ids: list[str]
+    created: list[str]
+    deduplicated: list[str]
+    contents: list[str]
+    redactions: list[str]
+    error: str | None = None
+
+
+class ChatService:
+    """Chat turns for one engine. Stateless: the page keeps the session id and futures."""
+
+    def __init__(self, engine: "MemoryEngine", top_k: int = 5, history_turns: int = 6) -> None:
+        self.engine = engine
+        self.top_k = top_k
+        self.history_turns = history_turns
+
+    # ---- sessions --------------------------------------------------------------------------
+    def sessions(self, principal: Principal, limit: int = 30) -> list[dict[str, Any]]:
+        """The user's past sessions, most recent first, with a short title from the first message."""
+        out = []
+        for row in self.engine.repo.user_sessions(principal.user_id, limit=limit):
+            first = self.engine.repo.session_messages(principal.user_id, row["session_id"], limit=1)
+            title = first[0]["content"] if first else row["session_id"]
+            out.append({**row, "title": title[:40] + ("…" if len(title) > 40 else "")})
+        return out
+
+    def transcript(self, principal: Principal, session_id: str) -> list[dict[str, Any]]:
+        return self.engine.repo.session_messages(principal.user_id, session_id, limit=500)
+
+    # ---- a turn ------------------------------------------------------------------------------
+    def prepare_turn(self, principal: Principal, session_id: str, text: str) -> PreparedTurn:
+        """Record the user's message, retrieve memories with recent turns as context, start the reply."""
+        from memory_core.llm.base import ChatMessage
+
+        engine = self.engine
+        now = engine.clock.now()
+        earlier = engine.repo.session_messages(principal.user_id, session_id, limit=500)[-2 * self.history_turns:]
+        message_id = uuid.uuid4().hex
+        engine.record_message(message_id=message_id, user_id=principal.user_id, session_id=session_id,
+                              role="user", content=text, at=now)
+        context = [m["content"] for m in earlier if m["role"] == "user"][-3:]
+        response = engine.search(principal.user_id, text, top_k=self.top_k, context=context or None)
+        info = TurnInfo.from_search(response, engine.llm.name, bool(getattr(engine.llm, "offline", False)))
+        messages = [ChatMessage(m["role"], m["content"]) for m in earlier] + [ChatMessage("user", text)]
+        chunks = engine.llm.reply(messages, response.context_block, now)
+        return PreparedTurn(principal, session_id, text, message_id, info, _chunks=iter(chunks))
+
+    def finish_turn(self, turn: PreparedTurn, reply_text: str | None = None) -> str:
+        """Record the assistant's reply (after it was shown); returns its message id."""
+        text = reply_text if reply_text is not None else turn.reply_text
+        message_id = uuid.uuid4().hex
+        self.engine.record_message(message_id=message_id, user_id=turn.principal.user_id,
+                                   session_id=turn.session_id, role="assistant", content=text or "(empty reply)")
+        return message_id
+
+    def remember_async(self, turn: PreparedTurn) -> "Future[Remembered]":
+        """Hand the user's message to the write pipeline without waiting for it."""
+        return _writes().submit(self.remember, turn.principal, turn.session_id, turn.user_text, turn.user_message_id)
+
+    def remember(self, principal: Principal, session_id: str, text: str, message_id: str) -> Remembered:
+        """Write ``text`` as memories of the user, with the message id as provenance."""
+        try:
+            result = self.engine.add(principal.user_id, text, session_id=session_id, source=message_id,
+                                     actor=f"chat:{principal.username}")
+        except Exception as exc:  # shown as a notice; the chat goes on
+            log.warning("remembering a chat message failed: %s", exc)
+            return Remembered(message_id, [], [], [], [], [], error=f"{type(exc).__name__}: {exc}")
+        records = self.engine.repo.get_many(result.memory_ids)
+        contents = [records[mid].content for mid in result.memory_ids if mid in records]
+        return Remembered(message_id, list(result.memory_ids), list(result.created), list(result.deduplicated),
+                          contents, list(result.redactions))
+
+    def forget_turn(self, principal: Principal, session_id: str, text: str,
+                    remembered: Remembered | None) -> tuple[str, list[str]]:
+        """A "forget that" message: recorded, answered, and never itself remembered."""
+        self.engine.record_message(message_id=uuid.uuid4().hex, user_id=principal.user_id, session_id=session_id,
+                                   role="user", content=text)
+        deleted = self.forget(principal, remembered)
+        reply = forget_reply(deleted, text)
+        self.engine.record_message(message_id=uuid.uuid4().hex, user_id=principal.user_id, session_id=session_id,
+                                   role="assistant", content=reply)
+        return reply, deleted
+
+    def forget(self, principal: Principal, remembered: Remembered | None) -> list[str]:
+        """Undo: hard-delete what the last message created (not older memories it merely matched)."""
+        if remembered is None:
+            return []
+        deleted = []
+        for memory_id in remembered.created:
+            try:
+                self.engine.delete(memory_id, actor=principal.actor, user_id=principal.user_id,
+                                   note="user asked to forget it")
+                deleted.append(memory_id)
+            except Exception as exc:  # already gone (merged, deleted by staff): nothing to undo
+                log.info("undo of %s skipped: %s", memory_id, exc)
+        return deleted
+
+
+def forget_reply(deleted: Sequence[str], language_hint: str) -> str:
+    """The assistant's answer to a forget request."""
+    zh = bool(re.search(r"[\u4e00-\u9fff]", language_hint))
+    if deleted:
+        return "好的，我已经忘掉刚才记住的内容。" if zh else "Done: I have forgotten what I had just remembered."
+    return "没有可以忘掉的新记忆。" if zh else "There is nothing new to forget."
+
+
+_LIST_ITEM = re.compile(r"^\s*([-*+]|\d+[.)])\s")
+
+
+def display_markdown(text: str) -> str:
+    """Reply text as Markdown that renders as written: a plain line right after a list item
+    would otherwise be glued into that item (the offline replies end a list with a sentence)."""
+    lines = text.split("\n")
+    out: list[str] = []
+    for index, line in enumerate(lines):
+        if index and line.strip() and not _LIST_ITEM.match(line) and _LIST_ITEM.match(lines[index - 1]):
+            out.append("")
+        out.append(line)
+    return "\n".join(out)

@@ -1,0 +1,204 @@
+"""Background maintenance: expiry cleanup, weekly merges and reconcile, once per server process.
+
+APScheduler's ``BackgroundScheduler`` is started by ``start_scheduler`` behind a module-level
+lock, so reruns and browser sessions never start a second one. With several app processes
+(several Streamlit servers on one database) every process schedules the jobs, but each run
+first takes a lease in SQL (``repo.try_lock``): only the holder runs it; the others log a
+'skipped' run. Every run, whatever its outcome, is logged with ``repo.start_job/finish_job``.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    from apscheduler.schedulers.background import BackgroundScheduler
+
+    from memory_core import MemoryEngine
+
+from memory_core import maintenance
+
+log = logging.getLogger(__name__)
+
+JOB_EXPIRY = "expiry_cleanup"
+JOB_MERGE = "merge"
+JOB_RECONCILE = "reconcile"
+JOB_ARCHIVE = "archive"
+JOB_LABELS = {
+    JOB_EXPIRY: "Expiry cleanup (daily 02:00)",
+    JOB_ARCHIVE: "Archive long-untouched, unimportant memories (daily 02:30)",
+    JOB_MERGE: "Merge redundant memories (Mondays 03:00)",
+    JOB_RECONCILE: "Reconcile SQL and Milvus (every 5 minutes)",
+}
+
+# Identifies this process in the lease table: host, pid and a random part (pids are reused).
+HOLDER = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+# ---- the job functions (plain functions: tests and the admin page call them directly) ----------
+def expire_due(engine: "MemoryEngine", actor: str = "scheduler") -> dict[str, Any]:
+    """Push out the expiry of memories retrieval keeps using, then expire the rest that are due."""
+    return maintenance.expire_due(engine)
+
+
+def archive_due(engine: "MemoryEngine") -> dict[str, Any]:
+    """Move unimportant memories untouched for months into the per-user archive files."""
+    return maintenance.archive_due(engine)
+
+
+def merge_all(engine: "MemoryEngine", min_memories: int = 20) -> dict[str, Any]:
+    """Plan and apply merges for every user with at least ``min_memories`` active memories."""
+    return maintenance.merge_all(engine, min_memories)
+
+
+def reconcile(engine: "MemoryEngine") -> dict[str, Any]:
+    """Make Milvus match SQL (missing, orphan and stale vectors)."""
+    return maintenance.run_reconcile(engine)
+
+
+def _as_counts(result: Any, name: str) -> dict[str, Any]:
+    if isinstance(result, dict):
+        return dict(result)
+    if isinstance(result, int):
+        return {name: result}
+    if hasattr(result, "__dataclass_fields__"):
+        from dataclasses import asdict
+
+        return {k: v for k, v in asdict(result).items() if isinstance(v, (int, float, str, bool))}
+    return {name: str(result)}
+
+
+# ---- leased, logged runs ------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RunOutcome:
+    job: str
+    outcome: str  # ok, error, skipped
+    counts: dict[str, Any]
+    detail: str = ""
+
+
+def run_job(engine: "MemoryEngine", name: str, fn: Callable[[], dict[str, Any]], *,
+            holder: str = HOLDER, lease_s: int = 3600) -> RunOutcome:
+    """Run ``fn`` under the lease ``name``: logged as ok/error, or as skipped when another
+    holder has the lease. The lease is released when the run ends, so a crash only blocks the
+    job until the lease expires."""
+    now = engine.clock.now()
+    run_id = engine.repo.start_job(name, now)
+    if not engine.repo.try_lock(name, holder, now, now + timedelta(seconds=lease_s)):
+        detail = "another process holds the lease"
+        engine.repo.finish_job(run_id, engine.clock.now(), "skipped", {}, detail)
+        return RunOutcome(name, "skipped", {}, detail)
+    try:
+        counts = fn()
+        outcome, detail = "ok", ""
+        if counts.get("skipped"):  # the maintenance function's own lease was busy: nothing ran
+            outcome, detail = "skipped", "the maintenance job's own lease is held by another run"
+    except Exception as exc:  # logged, never raised into APScheduler's thread
+        log.exception("job %s failed", name)
+        counts, outcome, detail = {}, "error", f"{type(exc).__name__}: {exc}"
+    finally:
+        try:
+            engine.repo.release_lock(name, holder)
+        except Exception as exc:
+            log.warning("releasing lease %s failed (it expires by itself): %s", name, exc)
+    engine.repo.finish_job(run_id, engine.clock.now(), outcome, _json_safe(counts), detail)
+    return RunOutcome(name, outcome, counts, detail)
+
+
+def _json_safe(counts: dict[str, Any]) -> dict[str, Any]:
+    return {str(k): (v if isinstance(v, (int, float, str, bool)) or v is None else str(v)) for k, v in counts.items()}
+
+
+def job_functions(engine: "MemoryEngine") -> dict[str, Callable[[], dict[str, Any]]]:
+    return {
+        JOB_EXPIRY: lambda: expire_due(engine),
+        JOB_ARCHIVE: lambda: archive_due(engine),
+        JOB_MERGE: lambda: merge_all(engine, engine.settings.merge_min_memories),
+        JOB_RECONCILE: lambda: reconcile(engine),
+    }
+
+
+# ---- the process-wide scheduler -------------------------------------------------------------------
+@dataclass(frozen=True)
+class JobInfo:
+    job: str
+    label: str
+    next_run: datetime | None
+    trigger: str
+
+
+class MemoryScheduler:
+    """Owns one BackgroundScheduler with the three maintenance jobs for one engine."""
+
+    def __init__(self, engine: "MemoryEngine", timezone: str = "UTC", lease_s: int = 3600) -> None:
+        from apscheduler.schedulers.background import BackgroundScheduler
+        from apscheduler.triggers.cron import CronTrigger
+        from apscheduler.triggers.interval import IntervalTrigger
+
+        self.engine = engine
+        self.lease_s = lease_s
+        self._scheduler: BackgroundScheduler = BackgroundScheduler(
+            timezone=timezone, job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": 3600},
+        )
+        functions = job_functions(engine)
+        triggers = {
+            JOB_EXPIRY: CronTrigger(hour=2, minute=0, timezone=timezone),
+            JOB_ARCHIVE: CronTrigger(hour=2, minute=30, timezone=timezone),
+            JOB_MERGE: CronTrigger(day_of_week="mon", hour=3, minute=0, timezone=timezone),
+            JOB_RECONCILE: IntervalTrigger(minutes=5, timezone=timezone),
+        }
+        for name, trigger in triggers.items():
+            self._scheduler.add_job(run_job, trigger, args=[engine, name, functions[name]],
+                                    kwargs={"lease_s": lease_s}, id=name, name=JOB_LABELS[name],
+                                    replace_existing=True)
+
+    def start(self) -> None:
+        self._scheduler.start()
+
+    def shutdown(self) -> None:
+        if self._scheduler.running:
+            self._scheduler.shutdown(wait=False)
+
+    @property
+    def running(self) -> bool:
+        return bool(self._scheduler.running)
+
+    def jobs(self) -> list[JobInfo]:
+        return [JobInfo(job.id, job.name, getattr(job, "next_run_time", None), str(job.trigger))
+                for job in self._scheduler.get_jobs()]
+
+
+_lock = threading.Lock()
+_instance: MemoryScheduler | None = None
+
+
+def start_scheduler(engine: "MemoryEngine", timezone: str = "UTC", lease_s: int = 3600) -> MemoryScheduler:
+    """Start the scheduler once per process (idempotent: later calls return the running one)."""
+    global _instance
+    with _lock:
+        if _instance is not None and _instance.engine is engine and _instance.running:
+            return _instance
+        if _instance is not None:
+            _instance.shutdown()
+        _instance = MemoryScheduler(engine, timezone, lease_s)
+        _instance.start()
+        log.info("maintenance scheduler started (%s)", HOLDER)
+        return _instance
+
+
+def current_scheduler() -> MemoryScheduler | None:
+    return _instance
+
+
+def stop_scheduler() -> None:
+    global _instance
+    with _lock:
+        if _instance is not None:
+            _instance.shutdown()
+        _instance = None

@@ -1,0 +1,200 @@
+"""End to end in a real browser: Debian's chromium driven by Playwright against
+``streamlit run app.py`` on a free loopback port.
+
+Sign in as a demo user, chat, see the reply with its memory expander and the "remembered"
+notice; sign in as staff with a password and find the new memory on the admin page; see a
+chart on the analytics page. No page may show an exception element, and no request may leave
+the machine. Screenshots go to test-artifacts/ and docs/screenshots/ (for the README).
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Iterator
+from urllib.parse import urlparse
+
+import pytest
+
+from services.auth import hash_password
+from tests.app_support import REPO_ROOT, app_environment
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARTIFACTS = REPO_ROOT / "test-artifacts"
+SCREENSHOTS = REPO_ROOT / "docs" / "screenshots"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+STAFF_PASSWORD = "e2e-staff-password"
+LONG = 180_000  # ms: the first page opens the engine (loads the embedding model)
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed at /usr/bin/chromium "
+                                                     "(apt-get install -y chromium)"),
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory, model_cache_dir: Path) -> Iterator[str]:
+    """A real Streamlit server on its own temp store, stopped (by its pid) after the test."""
+    data_dir = tmp_path_factory.mktemp("e2e")
+    accounts = data_dir / "accounts.json"
+    accounts.write_text(json.dumps({"accounts": [{"username": "lin", "display_name": "Lin (support)",
+                                                  "role": "staff", "password_hash": hash_password(STAFF_PASSWORD)}]}))
+    port = _free_port()
+    env = {**os.environ, **app_environment(data_dir, model_cache_dir, SCHEDULER_ENABLED="true",
+                                           ACCOUNTS_FILE=str(accounts))}
+    log = (data_dir / "server.log").open("w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false", "--server.headless", "true"],
+        cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"streamlit did not start: {(data_dir / 'server.log').read_text()[-3000:]}")
+            time.sleep(0.5)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+        server_log = (data_dir / "server.log").read_text(errors="replace")
+        ARTIFACTS.mkdir(exist_ok=True)
+        (ARTIFACTS / "e2e-server.log").write_text(server_log)
+
+
+def _shot(page, name: str, publish: bool = True) -> None:  # type: ignore[no-untyped-def]
+    """Save a screenshot in test-artifacts/ and, for the README, copy it to docs/screenshots/."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    if publish:
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, SCREENSHOTS / f"{name}.png")
+
+
+def _no_exception(page, where: str) -> None:  # type: ignore[no-untyped-def]
+    errors = page.locator('[data-testid="stException"]')
+    assert errors.count() == 0, f"{where}: {errors.first.inner_text()[:2000]}"
+
+
+def _wait_idle(page) -> None:  # type: ignore[no-untyped-def]
+    """Wait until the script run finished (the status widget shows no 'Running')."""
+    page.wait_for_timeout(300)
+    page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden", timeout=LONG)
+
+
+def _nav(page, name: str) -> None:  # type: ignore[no-untyped-def]
+    """In-app navigation (keeps the browser session, unlike loading a URL)."""
+    page.locator('[data-testid="stSidebarNavLink"]', has_text=name).first.click()
+    _wait_idle(page)
+
+
+def test_sign_in_chat_admin_analytics(server: str) -> None:
+    from playwright.sync_api import sync_playwright
+
+    outside: list[str] = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.set_default_timeout(LONG)
+        page.on("request", lambda r: outside.append(r.url)
+                if urlparse(r.url).hostname not in ("127.0.0.1", "localhost", None) and
+                not r.url.startswith(("data:", "blob:")) else None)
+        try:
+            # ---- home: status panel, demo sign-in -----------------------------------------------
+            page.goto(server)
+            page.get_by_text("Milvus vector store").first.wait_for()
+            _wait_idle(page)
+            _no_exception(page, "home")
+            _shot(page, "01-home")
+            page.get_by_role("tab", name="Demo").click()
+            page.get_by_role("button", name="Enter as demo identity").click()
+            page.get_by_text("Welcome, 张三 (demo)").wait_for()
+            _wait_idle(page)
+
+            # ---- chat: a reply streamed from memory, then remembered in the background -----------
+            _nav(page, "Chat")
+            page.get_by_text("Offline mode").first.wait_for()
+            box = page.locator('[data-testid="stChatInputTextArea"]')
+            box.fill("我对芒果过敏")
+            box.press("Enter")
+            page.get_by_text("memories used").first.wait_for()
+            page.get_by_text("Remembered:").first.wait_for()
+            _wait_idle(page)
+            page.get_by_role("button", name="New session").click()  # the scenario: ask in a new session
+            _wait_idle(page)
+            box.fill("给我推荐点好吃的零食")
+            box.press("Enter")
+            page.get_by_text("避开芒果").first.wait_for()
+            _wait_idle(page)
+            page.get_by_text("memories used").last.click()  # open the expander of the second reply
+            page.wait_for_timeout(500)
+            _no_exception(page, "chat")
+            _shot(page, "02-chat")
+
+            # ---- staff sign-in with a password, then the admin page shows the new memory ----------
+            page.get_by_role("button", name="Sign out").click()
+            _wait_idle(page)
+            _nav(page, "app")
+            page.get_by_role("textbox", name="Username").fill("lin")
+            page.get_by_role("textbox", name="Password").fill(STAFF_PASSWORD)
+            page.get_by_role("button", name="Sign in").click()
+            page.get_by_text("Welcome, Lin (support)").wait_for()
+            _wait_idle(page)
+            _nav(page, "Admin")
+            page.get_by_text("Open a memory").wait_for()
+            search = page.get_by_role("textbox", name="Text contains")
+            search.fill("芒果")
+            search.press("Enter")
+            _wait_idle(page)
+            page.get_by_text("Page 1 of 1 · 1 memory").wait_for()
+            content = page.locator("textarea").first
+            assert content.input_value() == "我对芒果过敏"  # the memory written from the chat
+            page.get_by_text("Provenance").first.scroll_into_view_if_needed()
+            _no_exception(page, "admin")
+            _shot(page, "03-admin")
+
+            # ---- load the demo history (weeks of dated memories), then analytics shows charts -------
+            _nav(page, "app")
+            page.get_by_role("button", name="Load demo data").click()
+            page.get_by_text(re.compile(r"^Loaded \d+ memories")).first.wait_for()
+            _wait_idle(page)
+            _nav(page, "Analytics")
+            page.locator('[data-testid="stPlotlyChart"]').first.wait_for()
+            page.wait_for_timeout(1000)
+            _no_exception(page, "analytics")
+            assert page.locator('[data-testid="stPlotlyChart"]').count() >= 4
+            _shot(page, "04-analytics")
+        except Exception:
+            _shot(page, "failure", publish=False)
+            raise
+        finally:
+            browser.close()
+    assert not outside, f"pages requested outside hosts: {sorted(set(outside))[:10]}"

@@ -1,0 +1,184 @@
+"""Each page through Streamlit's AppTest, against a real engine in a temp store.
+
+Covers: the landing page's status panel and sign-in (account with a scrypt hash, demo); the
+chat round trip that writes a memory after the reply and uses it in a new session; the admin
+page refusing an end user; an admin edit landing in the history with the staff actor; the
+analytics page rendering its charts on seeded data.
+"""
+from __future__ import annotations
+
+import json
+from concurrent.futures import Future
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from services import runtime
+from services.auth import hash_password
+from services.demo_data import seed_demo
+from tests.app_support import ALICE, REPO_ROOT, STAFF, ZHANG, app_env  # noqa: F401  (fixture)
+
+CHAT = str(REPO_ROOT / "pages" / "1_💬_Chat.py")
+ADMIN = str(REPO_ROOT / "pages" / "2_🛠️_Admin.py")
+ANALYTICS = str(REPO_ROOT / "pages" / "3_📊_Analytics.py")
+HOME = str(REPO_ROOT / "app.py")
+TIMEOUT = 180
+
+
+def _run(path: str, principal=None) -> AppTest:  # type: ignore[no-untyped-def]
+    at = AppTest.from_file(path, default_timeout=TIMEOUT)
+    if principal is not None:
+        at.session_state["principal"] = principal
+    return at.run()
+
+
+def _no_exceptions(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def _wait_for_write(at: AppTest) -> None:
+    pending = at.session_state["chat_pending"] if "chat_pending" in at.session_state else None
+    if isinstance(pending, Future):
+        pending.result(timeout=120)
+
+
+def test_home_shows_status_and_signs_in_with_account(app_env: dict[str, str]) -> None:
+    Path(app_env["ACCOUNTS_FILE"]).write_text(json.dumps({"accounts": [
+        {"username": "lin", "display_name": "Lin", "role": "staff", "password_hash": hash_password("s3cret-pw")}]}))
+    at = _run(HOME)
+    _no_exceptions(at)
+    status = " ".join(s.value for s in at.success)
+    assert "SQL database** — up" in status and "Milvus vector store** — up" in status
+    assert any("offline mode" in w.value for w in at.warning)  # no LLM configured: said plainly
+
+    at.text_input(key="login_username").set_value("lin")
+    at.text_input(key="login_password").set_value("wrong")
+    at.button(key="FormSubmitter:login-Sign in").click().run()
+    assert "principal" not in at.session_state
+    assert any("Wrong username or password" in e.value for e in at.error)
+
+    at.text_input(key="login_password").set_value("s3cret-pw")
+    at.button(key="FormSubmitter:login-Sign in").click().run()
+    _no_exceptions(at)
+    assert at.session_state["principal"].role == "staff"
+    assert at.session_state["principal"].username == "lin"
+
+
+def test_demo_picker_only_in_demo_mode(app_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    at = _run(HOME)
+    assert [t.label for t in at.tabs] == ["Account", "Demo"]
+    at.selectbox(key="demo_pick").set_value(0)
+    at.button(key="demo_enter").click().run()
+    assert at.session_state["principal"].user_id == "zhangsan"
+    assert at.session_state["principal"].via == "demo"
+
+    monkeypatch.setenv("DEMO_MODE", "false")
+    at = _run(HOME)
+    assert [t.label for t in at.tabs] == ["Account"]
+    assert not [b for b in at.button if b.key in ("demo_enter", "seed_demo")]
+
+
+def test_pages_ask_for_sign_in(app_env: dict[str, str]) -> None:
+    for page in (CHAT, ADMIN, ANALYTICS):
+        at = _run(page)
+        _no_exceptions(at)
+        assert any("sign in" in i.value.lower() for i in at.info), page
+        assert not at.chat_input and not at.tabs
+
+
+def test_chat_round_trip_writes_and_uses_memories(app_env: dict[str, str]) -> None:
+    at = _run(CHAT, ZHANG)
+    _no_exceptions(at)
+    at.chat_input[0].set_value("我对芒果过敏").run()
+    _no_exceptions(at)
+    assert any("我对芒果过敏" in m.value for m in at.chat_message[0].markdown)
+    _wait_for_write(at)
+    at.run()  # the next rerun shows what was remembered
+    assert any("Remembered" in s.value and "芒果" in s.value for s in at.success)
+    engine = runtime.get_engine()
+    stored = engine.list_memories(__import__("memory_core").MemoryQuery(user_id="zhangsan")).items
+    assert any("芒果" in r.content for r in stored)
+    source_ids = next(r.source for r in stored if "芒果" in r.content)
+    assert engine.messages(source_ids)[0]["content"] == "我对芒果过敏"  # provenance recorded
+
+    first_session = at.session_state["chat_session"]
+    at.button(key="chat_new_session").click().run()
+    assert at.session_state["chat_session"] != first_session
+    at.chat_input[0].set_value("给我推荐点好吃的零食").run()
+    _no_exceptions(at)
+    reply = at.chat_message[1].markdown[0].value
+    assert "芒果" not in reply.replace("避开芒果", "").replace("芒果过敏", "")  # recommends no mango
+    expander = at.chat_message[1].expander[0]
+    assert "memories used" in expander.label and "retrieval" in expander.label
+    used = expander.table[0].value
+    assert "我对芒果过敏" in set(used["memory"])
+    assert {"date", "relevance", "importance", "recency"} <= set(used.columns)
+    _wait_for_write(at)
+    # the past session is listed in the sidebar
+    assert any(b.key == f"chat_open_{first_session}" for b in at.sidebar.button)
+
+
+def test_chat_forget_that_deletes_the_last_memory(app_env: dict[str, str]) -> None:
+    at = _run(CHAT, ALICE)
+    at.chat_input[0].set_value("My locker code at the gym is 4411").run()
+    _wait_for_write(at)
+    at.run()
+    remembered = at.session_state["chat_last_remembered"]
+    assert remembered.created
+    at.chat_input[0].set_value("forget that").run()
+    _no_exceptions(at)
+    engine = runtime.get_engine()
+    for memory_id in remembered.created:
+        with pytest.raises(Exception):
+            engine.get(memory_id)
+        assert engine.history(memory_id)[-1].action == "delete"
+        assert engine.history(memory_id)[-1].actor == ALICE.actor
+
+
+def test_admin_refuses_an_end_user(app_env: dict[str, str]) -> None:
+    at = _run(ADMIN, ZHANG)
+    _no_exceptions(at)
+    assert any("support staff only" in e.value for e in at.error)
+    assert not at.tabs and not at.dataframe
+
+
+def test_admin_edit_lands_in_history(app_env: dict[str, str]) -> None:
+    engine = runtime.get_engine()
+    added = engine.add("bob", "Bob's favourite colour is green", actor="test")
+    memory_id = added.created[0]
+    at = _run(ADMIN, STAFF)
+    _no_exceptions(at)
+    at.selectbox(key="admin_f_user").set_value("bob").run()
+    at.selectbox(key="admin_selected").set_value(memory_id).run()
+    at.text_area(key=f"admin_content_{memory_id}").set_value("Bob's favourite colour is blue")
+    at.slider(key=f"admin_imp_{memory_id}").set_value(4)
+    at.button(key=f"FormSubmitter:admin_edit_{memory_id}-Save changes").click().run()
+    _no_exceptions(at)
+    record = engine.get(memory_id)
+    assert record.content == "Bob's favourite colour is blue" and record.importance == 4
+    last = engine.history(memory_id)[-1]
+    assert last.action == "update" and last.actor == STAFF.actor
+    assert last.before["content"] == "Bob's favourite colour is green"
+    assert last.after["content"] == "Bob's favourite colour is blue"
+    # the page shows the diff of that edit
+    assert any("update" in m.value and STAFF.actor in m.value for m in at.markdown)
+    # and search finds the new text (re-embedded, re-indexed)
+    assert engine.search("bob", "favourite colour blue").results[0].memory_id == memory_id
+
+
+def test_analytics_renders_charts_on_seeded_data(app_env: dict[str, str]) -> None:
+    engine = runtime.get_engine()
+    seed_demo(engine, ["alice"])
+    for query in ("where do I live", "what do I drink in the afternoon", "where do I live"):
+        engine.search("alice", query)
+    engine.flush()
+    at = _run(ANALYTICS, STAFF)
+    _no_exceptions(at)
+    charts = at.get("plotly_chart")
+    assert len(charts) >= 7, [s.value for s in at.subheader]
+    assert int(at.metric[0].value.replace(",", "")) >= 10  # active memories
+
+    end_user = _run(ANALYTICS, ZHANG)
+    assert any("analysts" in e.value for e in end_user.error)
+    assert not end_user.get("plotly_chart")

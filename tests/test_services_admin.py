@@ -1,0 +1,165 @@
+"""Staff services against a real engine: the staff check, edits in history, erasure,
+import/export, and maintenance runs logged as job runs."""
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+from typing import Any, Callable
+
+import pytest
+
+from memory_core import FixedClock, NotFoundError
+from services import admin
+from tests.app_support import ANALYST, STAFF, ZHANG
+
+T0 = datetime(2025, 3, 1, 9, 0, tzinfo=timezone.utc)
+
+
+@pytest.fixture
+def engine(make_engine):  # type: ignore[no-untyped-def]
+    return make_engine(clock=FixedClock(T0))
+
+
+STAFF_CALLS: list[tuple[str, Callable[[Any, Any], Any]]] = [
+    ("browse", lambda p, e: admin.browse(p, e, admin.BrowseFilters())),
+    ("users", lambda p, e: admin.users(p, e)),
+    ("get_memory", lambda p, e: admin.get_memory(p, e, "x")),
+    ("edit_memory", lambda p, e: admin.edit_memory(p, e, "x", content="y")),
+    ("expire_memory", lambda p, e: admin.expire_memory(p, e, "x")),
+    ("restore_memory", lambda p, e: admin.restore_memory(p, e, "x")),
+    ("delete_memory", lambda p, e: admin.delete_memory(p, e, "x")),
+    ("erase_user", lambda p, e: admin.erase_user(p, e, "u", "u")),
+    ("history", lambda p, e: admin.history(p, e, "x")),
+    ("user_history", lambda p, e: admin.user_history(p, e, "u")),
+    ("provenance", lambda p, e: admin.provenance(p, e, "x")),
+    ("merge_preview", lambda p, e: admin.merge_preview(p, e, "u")),
+    ("merge_apply", lambda p, e: admin.merge_apply(p, e, [])),
+    ("run_expiry", lambda p, e: admin.run_expiry(p, e)),
+    ("run_reconcile", lambda p, e: admin.run_reconcile(p, e)),
+    ("scheduler_status", lambda p, e: admin.scheduler_status(p, e)),
+    ("import_rows", lambda p, e: admin.import_rows(p, e, [admin.ImportRow(1, "u", "text")])),
+    ("export_user_jsonl", lambda p, e: list(admin.export_user_jsonl(p, e, "u"))),
+]
+
+
+@pytest.mark.parametrize("name,call", STAFF_CALLS, ids=[n for n, _ in STAFF_CALLS])
+def test_every_staff_function_refuses_non_staff(engine, name: str, call) -> None:  # type: ignore[no-untyped-def]
+    engine.add("u", "a memory that must stay untouched", actor="test")
+    for principal in (None, ZHANG, ANALYST):
+        with pytest.raises(PermissionError):
+            call(principal, engine)
+    assert engine.users() == [("u", 1)]  # nothing was changed or added
+
+
+def test_edit_expire_restore_delete_land_in_history_with_staff_actor(engine) -> None:  # type: ignore[no-untyped-def]
+    memory_id = engine.add("zhangsan", "我住在杭州市西湖区", actor="test").created[0]
+    unchanged = admin.edit_memory(STAFF, engine, memory_id, content="我住在杭州市西湖区")
+    assert len(engine.history(memory_id)) == 1 and unchanged.content == "我住在杭州市西湖区"  # no-op, no entry
+    edited = admin.edit_memory(STAFF, engine, memory_id, content="我住在上海市徐汇区", importance=5,
+                               memory_type="declarative", expires_at=None)
+    assert edited.content == "我住在上海市徐汇区" and edited.importance == 5 and edited.expires_at is None
+    admin.expire_memory(STAFF, engine, memory_id)
+    admin.restore_memory(STAFF, engine, memory_id)
+    entries = admin.history(STAFF, engine, memory_id)
+    assert [e.action for e in entries] == ["create", "update", "expire", "restore"]
+    assert {e.actor for e in entries[1:]} == {"staff:lin"}
+    changes = {c.field: (c.before, c.after) for c in admin.diff(entries[1].before, entries[1].after)}
+    assert changes["content"] == ("我住在杭州市西湖区", "我住在上海市徐汇区")
+    assert changes["importance"][1] == 5
+    assert engine.search("zhangsan", "上海").results[0].memory_id == memory_id  # re-indexed
+    admin.delete_memory(STAFF, engine, memory_id)
+    with pytest.raises(NotFoundError):
+        engine.get(memory_id)
+    assert admin.history(STAFF, engine, memory_id)[-1].action == "delete"
+
+
+def test_browse_filters_sort_and_paginate(engine) -> None:  # type: ignore[no-untyped-def]
+    notes = ["Alice hiked Forest Park", "Alice adopted a cat named Miso", "Alice started learning Spanish",
+             "Alice flew to Lisbon for a week", "Alice moved to Seattle", "Alice prefers bullet points",
+             "Alice drinks green tea in the afternoon"]
+    for day, note in enumerate(notes):
+        engine.add("alice", note, actor="test", at=T0 - timedelta(days=day))
+    engine.add("bob", "Bob likes green tea", actor="test")
+    page = admin.browse(STAFF, engine, admin.BrowseFilters(user_id="alice", page_size=3, sort_by="created_at"))
+    assert page.total == 7 and len(page.items) == 3
+    assert page.items[0].created_at > page.items[-1].created_at
+    last = admin.browse(STAFF, engine, admin.BrowseFilters(user_id="alice", page_size=3, page=2))
+    assert len(last.items) == 1
+    ranged = admin.browse(STAFF, engine, admin.BrowseFilters(
+        created_from=admin.day_start((T0 - timedelta(days=2)).date()), created_to=T0 + timedelta(days=1)))
+    assert ranged.total == 4  # three alice days + bob (written at T0)
+    text = admin.browse(STAFF, engine, admin.BrowseFilters(text="LIKES GREEN"))
+    assert [r.user_id for r in text.items] == ["bob"]
+    hostile = admin.browse(STAFF, engine, admin.BrowseFilters(user_id="alice' OR '1'='1", text="%"))
+    assert hostile.total == 0
+
+
+def test_erasure_needs_the_exact_id_and_removes_everything(engine) -> None:  # type: ignore[no-untyped-def]
+    engine.record_message(message_id="m1", user_id="carol", session_id="s", role="user", content="hi")
+    engine.add("carol", "Carol's passport number is private", source="m1", actor="test")
+    with pytest.raises(ValueError):
+        admin.erase_user(STAFF, engine, "carol", confirm="Carol")
+    assert admin.erase_user(STAFF, engine, "carol", confirm="carol") == 1
+    assert "carol" not in dict(engine.users())
+    assert engine.messages(["m1"]) == []
+    assert engine.search("carol", "passport").results == []
+    assert admin.user_history(STAFF, engine, "carol")[0].actor == "staff:lin"
+
+
+def test_import_jsonl_and_csv_then_export(engine) -> None:  # type: ignore[no-untyped-def]
+    jsonl = "\n".join([
+        json.dumps({"user_id": "dave", "content": "Dave is allergic to peanuts", "importance": 5}),
+        json.dumps({"user_id": "dave", "content": "Dave went to Oslo", "at": "2024-06-01T10:00:00Z",
+                    "session_id": "trip"}),
+        "{not json",
+        json.dumps({"user_id": "", "content": "no user"}),
+    ]).encode()
+    rows, errors = admin.parse_import(jsonl, "memories.jsonl")
+    assert len(rows) == 2 and len(errors) == 2 and errors[0].startswith("line 3")
+    progress: list[tuple[int, int]] = []
+    report = admin.import_rows(STAFF, engine, rows, progress=lambda d, t: progress.append((d, t)), batch_size=1)
+    assert report.created == 2 and not report.errors and progress[-1] == (2, 2)
+    csv_rows, csv_errors = admin.parse_import("user_id,content,importance\neve,Eve likes jazz,2\n".encode(), "x.csv")
+    assert not csv_errors and csv_rows[0].importance == 2
+    assert admin.parse_import(b"name,text\na,b\n", "bad.csv")[1]  # header without the fields
+    admin.import_rows(STAFF, engine, csv_rows)
+    exported = [json.loads(line) for line in admin.export_user_jsonl(STAFF, engine, "dave")]
+    assert [e["content"] for e in exported] == ["Dave went to Oslo", "Dave is allergic to peanuts"]  # oldest first
+    assert exported[0]["created_at"].startswith("2024-06-01") and exported[0]["session_id"] == "trip"
+    assert exported[1]["importance"] == 5 and exported[1]["meta"]["imported"] is True
+
+
+def test_provenance_shows_source_messages(engine) -> None:  # type: ignore[no-untyped-def]
+    engine.record_message(message_id="msg-1", user_id="zhangsan", session_id="s1", role="user",
+                          content="我对芒果过敏")
+    memory_id = engine.add("zhangsan", "我对芒果过敏", source="msg-1", actor="test").created[0]
+    sources = admin.provenance(STAFF, engine, memory_id)
+    assert [(m["message_id"], m["session_id"], m["content"]) for m in sources] == [("msg-1", "s1", "我对芒果过敏")]
+
+
+def test_expiry_and_reconcile_runs_are_logged(engine) -> None:  # type: ignore[no-untyped-def]
+    short = engine.add("frank", "Frank's parcel arrives on Tuesday", actor="test").created[0]
+    engine.update(short, actor="test", expires_at=T0 + timedelta(days=1))
+    engine.clock.set(T0 + timedelta(days=2))
+    outcome = admin.run_expiry(STAFF, engine)
+    assert outcome.outcome == "ok" and outcome.counts.get("expired", 0) >= 1
+    assert engine.get(short).status.value == "expired"
+    assert engine.history(short)[-1].action == "expire"
+    reconcile = admin.run_reconcile(STAFF, engine)
+    assert reconcile.outcome == "ok" and reconcile.counts["errors"] == 0
+    runs = admin.scheduler_status(STAFF, engine)["runs"]
+    assert [r.job for r in runs[:2]] == ["reconcile", "expiry_cleanup"]
+    assert all(r.outcome == "ok" and r.finished_at is not None for r in runs[:2])
+
+
+def test_merge_preview_is_graceful(engine) -> None:  # type: ignore[no-untyped-def]
+    for text in ("I love green tea", "I really love green tea", "Green tea is my favourite drink"):
+        engine.add("gina", text, actor="test")
+    plan = admin.merge_preview(STAFF, engine, "gina")
+    assert plan.message
+    if not plan.available:
+        assert "not available" in plan.message and plan.proposals == []
+        with pytest.raises(RuntimeError):
+            admin.merge_apply(STAFF, engine, [object()])
+    else:
+        assert all(set(getattr(p, "memory_ids", [])) <= set(plan.contents) for p in plan.proposals)

@@ -1,0 +1,120 @@
+"""Password hashing, accounts, throttling and principals (no engine needed)."""
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from services.auth import (
+    Authenticator,
+    LoginThrottle,
+    demo_principals,
+    hash_password,
+    load_accounts,
+    main,
+    oidc_principal,
+    parse_accounts,
+    save_account,
+    verify_password,
+)
+from services.settings import AppSettings
+
+
+def _pbkdf2(password: str, iterations: int) -> str:
+    salt = os.urandom(16)
+    digest = hashlib.pbkdf2_hmac("sha256", password.encode(), salt, iterations)
+    enc = lambda b: base64.urlsafe_b64encode(b).decode().rstrip("=")  # noqa: E731
+    return f"pbkdf2_sha256${iterations}${enc(salt)}${enc(digest)}"
+
+
+def test_scrypt_hash_is_salted_and_verifies() -> None:
+    first, second = hash_password("correct horse"), hash_password("correct horse")
+    assert first != second  # a fresh salt each time
+    assert first.startswith("scrypt$32768$8$1$")
+    assert verify_password("correct horse", first) and verify_password("correct horse", second)
+    assert not verify_password("correct hors", first)
+    assert not verify_password("", first)
+
+
+def test_pbkdf2_needs_enough_iterations_and_bad_hashes_never_match() -> None:
+    assert verify_password("pw", _pbkdf2("pw", 200_000))
+    assert not verify_password("pw", _pbkdf2("pw", 1_000))  # too weak: refused, not accepted
+    for broken in ("", "plain-text-password", "scrypt$x$y", "scrypt$1024$8$1$AAAA$AAAA", "md5$abc"):
+        assert not verify_password("pw", broken)
+
+
+def test_accounts_file_and_inline_json(tmp_path: Path) -> None:
+    path = tmp_path / "accounts.json"
+    save_account(path, "Lin", "pw-1", "staff", display_name="Lin (support)")
+    save_account(path, "max", "pw-2", "user")
+    save_account(path, "max", "pw-3", "user")  # replaced, not duplicated
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    data = json.loads(path.read_text())
+    assert len(data["accounts"]) == 2 and "pw-" not in path.read_text()
+    inline = json.dumps([{"username": "ana", "role": "analyst", "password_hash": hash_password("pw-4")}])
+    accounts = load_accounts(path, inline)
+    assert set(accounts) == {"lin", "max", "ana"}
+    assert accounts["lin"].role == "staff" and accounts["lin"].display_name == "Lin (support)"
+    assert verify_password("pw-3", accounts["max"].password_hash)
+    with pytest.raises(ValueError, match="account #0"):
+        parse_accounts({"accounts": [{"username": "x", "role": "root", "password_hash": "scrypt$1"}]})
+    with pytest.raises(ValueError):
+        parse_accounts({"accounts": [{"username": "x", "role": "user", "password": "plain"}]})
+
+
+def test_login_messages_do_not_reveal_which_part_was_wrong() -> None:
+    accounts = parse_accounts([{"username": "lin", "role": "staff", "password_hash": hash_password("pw")}])
+    auth = Authenticator(accounts, LoginThrottle())
+    ok = auth.login("LIN", "pw")
+    assert ok.principal is not None and ok.principal.is_staff and ok.principal.actor == "staff:lin"
+    wrong_password = auth.login("lin", "nope")
+    unknown_user = auth.login("nobody", "nope")
+    assert wrong_password.principal is None and unknown_user.principal is None
+    assert wrong_password.message == unknown_user.message
+
+
+def test_throttle_locks_after_repeated_failures_and_unlocks_later() -> None:
+    now = [1000.0]
+    throttle = LoginThrottle(max_failures=3, window_s=60, lockout_s=120, clock=lambda: now[0])
+    accounts = parse_accounts([{"username": "lin", "role": "staff", "password_hash": hash_password("pw")}])
+    auth = Authenticator(accounts, throttle)
+    for _ in range(3):
+        assert auth.login("lin", "bad").principal is None
+    locked = auth.login("lin", "pw")  # the right password is refused while locked
+    assert locked.principal is None and "Too many failed sign-ins" in locked.message
+    assert auth.login("other", "bad").message == "Wrong username or password."  # per name
+    now[0] += 121
+    assert auth.login("lin", "pw").principal is not None
+    # failures spread beyond the window do not add up
+    for _ in range(4):
+        auth.login("lin", "bad")
+        now[0] += 61
+    assert throttle.retry_after("lin") == 0
+
+
+def test_demo_and_oidc_principals() -> None:
+    with_staff = demo_principals([("zhangsan", "张三"), ("alice", "Alice")], include_staff=True)
+    assert [p.user_id for p in with_staff] == ["zhangsan", "alice", "demo-staff"]
+    assert all(p.via == "demo" for p in with_staff) and with_staff[-1].is_staff
+    assert not any(p.is_staff for p in demo_principals([("alice", "Alice")], include_staff=False))
+    assert oidc_principal("Boss@Example.org", "Boss", ["boss@example.org"]).is_staff
+    visitor = oidc_principal("v@example.org", "", ["boss@example.org"])
+    assert not visitor.is_staff and visitor.user_id == "v@example.org" and not visitor.can_view_analytics
+
+
+def test_settings_and_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STAFF_EMAILS", "A@x.org, b@y.org")
+    monkeypatch.setenv("DEMO_MODE", "false")
+    monkeypatch.setenv("DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("ACCOUNTS_FILE", raising=False)
+    settings = AppSettings(_env_file=None)  # type: ignore[call-arg]
+    assert settings.staff_emails == ("a@x.org", "b@y.org") and settings.demo_mode is False
+    assert settings.resolved_accounts_file == tmp_path / "accounts.json"
+    monkeypatch.setenv("NEW_PASSWORD", "from-env")
+    assert main(["add", "ops", "--role", "staff"]) == 0
+    assert verify_password("from-env", load_accounts(tmp_path / "accounts.json")["ops"].password_hash)

@@ -1,0 +1,111 @@
+"""The chat service: reply from memories, remember after the reply (in the background), undo,
+forget requests, sessions; plus the demo loader and the analytics it feeds."""
+from __future__ import annotations
+
+import pytest
+
+from memory_core import MemoryQuery
+from services import analytics
+from services.chat import ChatService, is_forget_request, new_session_id
+from services.demo_data import DEMO_USERS, seed_demo
+from tests.app_support import ALICE, ZHANG
+
+
+@pytest.fixture
+def engine(make_engine):  # type: ignore[no-untyped-def]
+    return make_engine()
+
+
+@pytest.mark.parametrize("text", ["forget that", "Forget it.", "please forget what I just said", "忘掉这个",
+                                  "忘记刚才说的话", "别记这个", "请删掉这条！"])
+def test_forget_requests_are_recognised(text: str) -> None:
+    assert is_forget_request(text)
+
+
+@pytest.mark.parametrize("text", ["I always forget my keys", "don't forget that I'm vegetarian",
+                                  "我总是忘掉带钥匙", "这个忘掉了怎么办", ""])
+def test_ordinary_sentences_are_not_forget_requests(text: str) -> None:
+    assert not is_forget_request(text)
+
+
+def test_a_turn_replies_from_memory_then_remembers(engine) -> None:  # type: ignore[no-untyped-def]
+    chat = ChatService(engine)
+    first_session = new_session_id()
+    turn = chat.prepare_turn(ZHANG, first_session, "我对芒果过敏")
+    reply = "".join(turn.stream())
+    assert reply and turn.info.llm_offline and "离线" in reply  # the offline provider says it is offline
+    # nothing is remembered before the reply is done: the write is a separate, later step
+    assert engine.list_memories(MemoryQuery(user_id="zhangsan")).total == 0
+    chat.finish_turn(turn)
+    remembered = chat.remember_async(turn).result(timeout=120)
+    assert remembered.error is None and remembered.created
+    assert any("芒果" in c for c in remembered.contents)
+    record = engine.get(remembered.created[0])
+    assert record.source == [turn.user_message_id] and record.session_id == first_session
+    assert engine.messages(record.source)[0]["content"] == "我对芒果过敏"
+
+    second = chat.prepare_turn(ZHANG, new_session_id(), "给我推荐点好吃的零食")
+    answer = "".join(second.stream())
+    assert any("芒果过敏" in used.content for used in second.info.used)
+    assert "芒果过敏" in second.info.context_block  # the prompt carried the memory
+    used = next(u for u in second.info.used if "芒果过敏" in u.content)
+    assert 0 <= used.relevance <= 1 and 0 <= used.importance <= 1 and 0 <= used.recency <= 1
+    assert second.info.retrieval_ms > 0
+    for fruit_line in [line for line in answer.splitlines() if "推荐" in line]:
+        assert "芒果" not in fruit_line.split("避开")[0]  # no mango among the recommendations
+    sessions = chat.sessions(ZHANG)
+    assert {s["session_id"] for s in sessions} >= {first_session, second.session_id}
+    assert [m["role"] for m in chat.transcript(ZHANG, first_session)] == ["user", "assistant"]
+
+
+def test_undo_and_forget_turn_delete_only_what_was_created(engine) -> None:  # type: ignore[no-untyped-def]
+    chat = ChatService(engine)
+    session = new_session_id()
+    older = engine.add("alice", "I live at 12 Maple Street in Portland", actor="test").created[0]
+    turn = chat.prepare_turn(ALICE, session, "My gym locker code is 4411")
+    "".join(turn.stream())
+    chat.finish_turn(turn)
+    remembered = chat.remember(ALICE, session, turn.user_text, turn.user_message_id)
+    reply, deleted = chat.forget_turn(ALICE, session, "forget that", remembered)
+    assert deleted == remembered.created and "forgotten" in reply
+    assert engine.history(deleted[0])[-1].actor == ALICE.actor
+    assert engine.get(older).content.startswith("I live")  # older memories are untouched
+    assert chat.forget(ALICE, remembered) == []  # a second undo has nothing left to do
+    roles = [m["role"] for m in chat.transcript(ALICE, session)]
+    assert roles == ["user", "assistant", "user", "assistant"]
+
+
+def test_a_user_cannot_undo_another_users_memory(engine) -> None:  # type: ignore[no-untyped-def]
+    chat = ChatService(engine)
+    theirs = chat.remember(ZHANG, "s", "我住在杭州", "m-zhang")
+    assert chat.forget(ALICE, theirs) == []
+    assert engine.get(theirs.created[0]).user_id == "zhangsan"
+
+
+def test_demo_seed_and_analytics(engine) -> None:  # type: ignore[no-untyped-def]
+    empty = analytics.charts(engine)
+    assert all(c.figure is None and c.empty_reason for c in empty)
+    reports = seed_demo(engine)
+    assert {r.user_id: r.written > 0 for r in reports} == {"zhangsan": True, "alice": True}
+    assert all(not r.skipped for r in reports)
+    assert seed_demo(engine)[0].skipped  # idempotent
+    records = engine.list_memories(MemoryQuery(user_id="zhangsan", limit=100)).items
+    days = {r.created_at.date() for r in records}
+    assert len(days) >= 8  # spread over the past weeks, not all "now"
+    assert any("芒果" in r.content for r in records)
+    assert all(engine.messages(r.source) for r in records)  # each has its source message
+    alice = [r.content for r in engine.list_memories(MemoryQuery(user_id="alice", limit=100)).items]
+    assert any("Seattle" in c for c in alice) and any("Lisbon" in c for c in alice)
+    assert len(DEMO_USERS) == 2
+    for query in ("芒果", "where do I live now"):
+        engine.search("zhangsan" if query == "芒果" else "alice", query)
+    engine.flush()
+    charts = {c.key: c for c in analytics.charts(engine)}
+    missing = [k for k in ("importance_type", "importance_user", "per_user", "growth", "latency_time",
+                           "latency_stage", "cache") if charts[k].figure is None]
+    assert not missing
+    assert charts["jobs"].figure is None and "reconcile" in charts["jobs"].empty_reason
+    numbers = analytics.summary(engine)
+    assert numbers["users"] == 2 and numbers["searches"] == 2 and numbers["p95_ms"] > 0
+    growth = analytics.growth_frame(engine)
+    assert growth["stored"].iloc[-1] == numbers["memories_total"]

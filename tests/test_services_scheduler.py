@@ -1,0 +1,84 @@
+"""The scheduler: leased runs (one process runs a job, others log 'skipped'), logged outcomes,
+one scheduler per process, and the cron/interval schedule."""
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from memory_core import FixedClock
+from services import scheduler
+
+T0 = datetime(2025, 3, 5, 12, 0, tzinfo=timezone.utc)  # a Wednesday
+
+
+@pytest.fixture
+def engine(make_engine):  # type: ignore[no-untyped-def]
+    return make_engine(clock=FixedClock(T0))
+
+
+def test_a_job_runs_in_one_process_only(engine) -> None:  # type: ignore[no-untyped-def]
+    calls: list[str] = []
+    # process A holds the lease (e.g. it is running the job right now)
+    assert engine.repo.try_lock("reconcile", "process-A", T0, T0 + timedelta(minutes=30))
+    skipped = scheduler.run_job(engine, "reconcile", lambda: calls.append("B") or {"n": 1}, holder="process-B")
+    assert skipped.outcome == "skipped" and calls == []
+    engine.repo.release_lock("reconcile", "process-A")
+    ran = scheduler.run_job(engine, "reconcile", lambda: calls.append("B") or {"n": 1}, holder="process-B")
+    assert ran.outcome == "ok" and calls == ["B"]
+    # the lease was released after the run: another holder may run the next one
+    assert engine.repo.try_lock("reconcile", "process-C", T0, T0 + timedelta(minutes=1))
+    runs = engine.job_runs("reconcile")
+    assert [(r.outcome, r.counts) for r in runs[:2]] == [("ok", {"n": 1}), ("skipped", {})]
+    assert "lease" in runs[1].detail
+
+
+def test_an_expired_lease_is_taken_over(engine) -> None:  # type: ignore[no-untyped-def]
+    assert engine.repo.try_lock("merge", "crashed-process", T0 - timedelta(hours=2), T0 - timedelta(hours=1))
+    outcome = scheduler.run_job(engine, "merge", lambda: {"merged": 0}, holder="process-B")
+    assert outcome.outcome == "ok"
+
+
+def test_a_failing_job_is_logged_as_error_and_releases_its_lease(engine) -> None:  # type: ignore[no-untyped-def]
+    def boom() -> dict[str, int]:
+        raise RuntimeError("milvus went away")
+
+    outcome = scheduler.run_job(engine, "expiry_cleanup", boom, holder="process-B")
+    assert outcome.outcome == "error" and "milvus went away" in outcome.detail
+    run = engine.job_runs("expiry_cleanup")[0]
+    assert run.outcome == "error" and run.finished_at is not None and "milvus went away" in run.detail
+    assert engine.repo.try_lock("expiry_cleanup", "process-C", T0, T0 + timedelta(minutes=1))
+
+
+def test_job_functions_do_real_work(engine) -> None:  # type: ignore[no-untyped-def]
+    memory_id = engine.add("u1", "The plumber comes on Friday", actor="test").created[0]
+    engine.update(memory_id, actor="test", expires_at=T0 + timedelta(hours=1))
+    engine.clock.set(T0 + timedelta(days=1))
+    assert scheduler.expire_due(engine)["expired"] == 1
+    assert engine.get(memory_id).status.value == "expired"
+    assert engine.history(memory_id)[-1].actor == "scheduler"
+    assert scheduler.expire_due(engine)["expired"] == 0  # idempotent
+    counts = scheduler.reconcile(engine)
+    assert counts["errors"] == 0 and counts["users"] == 1
+    merged = scheduler.merge_all(engine, min_memories=1)
+    assert "merged" in merged
+
+
+def test_one_scheduler_per_process_with_the_documented_schedule(engine) -> None:  # type: ignore[no-untyped-def]
+    try:
+        first = scheduler.start_scheduler(engine, timezone="UTC")
+        second = scheduler.start_scheduler(engine, timezone="UTC")
+        assert first is second and first.running
+        jobs = {j.job: j for j in first.jobs()}
+        assert set(jobs) == {"expiry_cleanup", "archive", "merge", "reconcile"}
+        now = datetime.now(timezone.utc)
+        expiry, merge, reconcile = jobs["expiry_cleanup"].next_run, jobs["merge"].next_run, jobs["reconcile"].next_run
+        assert (expiry.hour, expiry.minute) == (2, 0) and expiry - now <= timedelta(days=1)
+        archive = jobs["archive"].next_run
+        assert (archive.hour, archive.minute) == (2, 30) and archive - now <= timedelta(days=1)
+        assert merge.weekday() == 0 and (merge.hour, merge.minute) == (3, 0) and merge - now <= timedelta(days=7)
+        assert timedelta(0) < reconcile - now <= timedelta(minutes=5, seconds=5)
+        assert scheduler.current_scheduler() is first
+    finally:
+        scheduler.stop_scheduler()
+    assert scheduler.current_scheduler() is None

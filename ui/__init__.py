@@ -1,0 +1,1 @@
+"""Streamlit-only helpers (pages import these; services never do)."""

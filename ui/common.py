@@ -1,0 +1,152 @@
+"""Streamlit helpers shared by the landing page and the pages: sign-in state, the engine, the
+sidebar. Kept out of ``services/`` because it is the one place that must import Streamlit.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import streamlit as st
+
+from services import runtime
+from services.auth import Authenticator, LoginThrottle, Principal, demo_principals, load_accounts, oidc_principal
+from services.demo_data import demo_user_choices
+from services.settings import AppSettings
+
+if TYPE_CHECKING:
+    from memory_core import MemoryEngine
+
+PRINCIPAL_KEY = "principal"
+_THROTTLE: LoginThrottle | None = None
+
+
+def throttle(settings: AppSettings) -> LoginThrottle:
+    """One throttle per server process (not per browser session, which a new tab would reset)."""
+    global _THROTTLE
+    if _THROTTLE is None:
+        _THROTTLE = LoginThrottle(settings.login_max_failures, settings.login_window_s, settings.login_lockout_s)
+    return _THROTTLE
+
+
+def oidc_configured() -> bool:
+    """True when the operator put an ``[auth]`` section in ``.streamlit/secrets.toml``."""
+    try:
+        return "auth" in st.secrets
+    except Exception:  # no secrets file at all
+        return False
+
+
+def current_principal(settings: AppSettings | None = None) -> Principal | None:
+    principal = st.session_state.get(PRINCIPAL_KEY)
+    if isinstance(principal, Principal):
+        return principal
+    if oidc_configured():
+        try:
+            user = st.user
+            if user.get("is_logged_in"):
+                settings = settings or runtime.app_settings()
+                principal = oidc_principal(str(user.get("email") or ""), str(user.get("name") or ""),
+                                           settings.staff_emails)
+                st.session_state[PRINCIPAL_KEY] = principal
+                return principal
+        except Exception:
+            return None
+    return None
+
+
+def sign_out() -> None:
+    principal = st.session_state.pop(PRINCIPAL_KEY, None)
+    for key in [k for k in st.session_state.keys() if str(k).startswith(("chat_", "admin_"))]:
+        del st.session_state[key]
+    if isinstance(principal, Principal) and principal.via == "oidc":
+        st.logout()
+
+
+def engine_or_stop() -> "MemoryEngine":
+    """The process-wide engine (and scheduler); a clear error and a stop when it cannot open."""
+    try:
+        with st.spinner("Opening the memory engine (the first start loads the embedding model)…"):
+            engine = runtime.get_engine()
+    except Exception as exc:
+        st.error(f"The memory engine could not start: {type(exc).__name__}: {exc}")
+        st.stop()
+    try:
+        runtime.start_background(engine)
+    except Exception as exc:  # the app works without the scheduler; say so
+        st.warning(f"The maintenance scheduler did not start: {exc}")
+    return engine
+
+
+def link_home(label: str) -> None:
+    """A link to the landing page; a plain hint when this page runs without it (AppTest runs a
+    page as its own entrypoint, where Streamlit knows no ``app.py``)."""
+    try:
+        st.page_link("app.py", label=label, icon="🔑")
+    except Exception:
+        st.markdown(f"🔑 {label}: open the home page.")
+
+
+def sidebar_identity(principal: Principal | None) -> None:
+    with st.sidebar:
+        if principal is None:
+            st.caption("Not signed in.")
+            link_home("Sign in on the home page")
+            return
+        label = {"staff": "support staff", "analyst": "analyst", "user": "user"}[principal.role]
+        demo = " · demo" if principal.via == "demo" else ""
+        st.markdown(f"**{principal.display_name}**  \n{label}{demo}")
+        if st.button("Sign out", key="sign_out"):
+            sign_out()
+            st.rerun()
+
+
+def require_principal() -> Principal:
+    principal = current_principal()
+    sidebar_identity(principal)
+    if principal is None:
+        st.info("Please sign in first.")
+        link_home("Go to sign-in")
+        st.stop()
+    return principal
+
+
+def sign_in_panel(settings: AppSettings) -> None:
+    """Account sign-in, the demo picker (demo mode only) and SSO (when configured)."""
+    tabs = ["Account"] + (["Demo"] if settings.demo_mode else []) + (["Single sign-on"] if oidc_configured() else [])
+    panes = dict(zip(tabs, st.tabs(tabs)))
+    with panes["Account"]:
+        with st.form("login"):
+            username = st.text_input("Username", key="login_username")
+            password = st.text_input("Password", type="password", key="login_password")
+            submitted = st.form_submit_button("Sign in")
+        if submitted:
+            try:
+                accounts = load_accounts(settings.resolved_accounts_file, settings.accounts_json)
+            except (OSError, ValueError) as exc:
+                st.error(f"The accounts configuration is invalid: {exc}")
+                accounts = {}
+            if not accounts:
+                st.warning("No accounts are configured. The operator adds them with "
+                           "`python -m services.auth add NAME --role staff`" +
+                           (" — or use the demo tab." if settings.demo_mode else "."))
+            outcome = Authenticator(accounts, throttle(settings)).login(username, password)
+            if outcome.principal is not None:
+                st.session_state[PRINCIPAL_KEY] = outcome.principal
+                st.rerun()
+            elif accounts:
+                st.error(outcome.message)
+    if "Demo" in panes:
+        with panes["Demo"]:
+            st.warning("**Demo mode** — for trying the product. Anyone who can open this page may use these "
+                       "demo identities; turn it off with `DEMO_MODE=false`.", icon="🧪")
+            choices = demo_principals(demo_user_choices(), include_staff=settings.demo_staff)
+            labels = [f"{p.display_name} — {'support staff' if p.is_staff else 'chat user'}" for p in choices]
+            index = st.selectbox("Demo identity", range(len(choices)), format_func=lambda i: labels[i],
+                                 key="demo_pick")
+            if st.button("Enter as demo identity", key="demo_enter", type="primary"):
+                st.session_state[PRINCIPAL_KEY] = choices[int(index)]
+                st.rerun()
+    if "Single sign-on" in panes:
+        with panes["Single sign-on"]:
+            st.caption("Sign in with your organisation's identity provider.")
+            if st.button("Sign in with SSO", key="sso"):
+                st.login()
