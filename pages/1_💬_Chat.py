@@ -100,6 +100,8 @@ def render_memory_notice() -> None:
             st.rerun(scope="app")
     elif remembered.deduplicated:
         st.caption("🧠 Already known — nothing new was stored.")
+    elif remembered.skipped:
+        st.caption(f"🧠 Nothing stored: {remembered.skipped}.")
 
 
 pending_now = state.get("chat_pending") is not None

@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 from services.auth import Principal
+from memory_core.text.intent import is_question_or_request
 
 if TYPE_CHECKING:
     from memory_core import MemoryEngine, SearchResponse
@@ -127,6 +128,7 @@ class Remembered:
     contents: list[str]
     redactions: list[str]
     error: str | None = None
+    skipped: str | None = None  # why nothing was written (not an error)
 
 
 class ChatService:
@@ -181,7 +183,10 @@ class ChatService:
         return _writes().submit(self.remember, turn.principal, turn.session_id, turn.user_text, turn.user_message_id)
 
     def remember(self, principal: Principal, session_id: str, text: str, message_id: str) -> Remembered:
-        """Write ``text`` as memories of the user, with the message id as provenance."""
+        """Write ``text`` as memories of the user, with the message id as provenance. A bare
+        question or request ("给我推荐点零食") states nothing about the user and is not stored."""
+        if is_question_or_request(text):
+            return Remembered(message_id, [], [], [], [], [], skipped="a question or request, nothing to remember")
         try:
             result = self.engine.add(principal.user_id, text, session_id=session_id, source=message_id,
                                      actor=f"chat:{principal.username}")

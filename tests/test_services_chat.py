@@ -53,6 +53,10 @@ def test_a_turn_replies_from_memory_then_remembers(engine) -> None:  # type: ign
     assert second.info.retrieval_ms > 0
     for fruit_line in [line for line in answer.splitlines() if "推荐" in line]:
         assert "芒果" not in fruit_line.split("避开")[0]  # no mango among the recommendations
+    chat.finish_turn(second)
+    asked = chat.remember_async(second).result(timeout=120)
+    assert asked.skipped and not asked.created  # a bare request is recorded as a message, not a memory
+    assert engine.list_memories(MemoryQuery(user_id="zhangsan")).total == 1
     sessions = chat.sessions(ZHANG)
     assert {s["session_id"] for s in sessions} >= {first_session, second.session_id}
     assert [m["role"] for m in chat.transcript(ZHANG, first_session)] == ["user", "assistant"]
