@@ -117,7 +117,7 @@ def _nav(page, name: str) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_sign_in_chat_admin_analytics(server: str) -> None:
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
     outside: list[str] = []
     with sync_playwright() as pw:
@@ -176,7 +176,8 @@ def test_sign_in_chat_admin_analytics(server: str) -> None:
             _wait_idle(page)
             page.get_by_text("Page 1 of 1 · 1 memory").wait_for()
             content = page.locator("textarea").first
-            assert content.input_value() == "我对芒果过敏"  # the memory written from the chat
+            # the memory written from the chat (the detail form fills in on the rerun after the search)
+            expect(content).to_have_value("我对芒果过敏", timeout=60_000)
             page.get_by_text("Provenance").first.scroll_into_view_if_needed()
             _no_exception(page, "admin")
             _shot(page, "03-admin")
