@@ -23,11 +23,20 @@ def sql_url(request, tmp_path, pg_url) -> str:  # type: ignore[no-untyped-def]
 def test_migrations_apply_once_and_concurrently(sql_url: str) -> None:
     engine = create_sql_engine(sql_url)
     applied: list[list[int]] = []
-    threads = [threading.Thread(target=lambda: applied.append(migrate(engine))) for _ in range(3)]
+    failures: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            applied.append(migrate(engine))
+        except BaseException as exc:  # surfaced below instead of leaking into another test
+            failures.append(exc)
+
+    threads = [threading.Thread(target=run) for _ in range(3)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+    assert failures == []
     assert sorted(v for run in applied for v in run) == [m[0] for m in MIGRATIONS]
     assert current_version(engine) == MIGRATIONS[-1][0]
     assert migrate(engine) == []
@@ -35,6 +44,23 @@ def test_migrations_apply_once_and_concurrently(sql_url: str) -> None:
     assert {"memories", "memory_history", "messages", "retrieval_metrics", "job_runs", "job_locks"} <= tables
     columns = {c["name"] for c in inspect(engine).get_columns("memories")}
     assert {"metadata", "superseded_by", "vector_written", "content_hash", "access_count", "source"} <= columns
+
+
+def test_migrations_from_several_processes_at_once(sql_url: str) -> None:
+    """Several app processes starting together: each migrates or finds it done, none fails."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    code = ("import sys; from memory_core.storage.database import create_sql_engine; "
+            "from memory_core.storage.migrations import migrate; print(migrate(create_sql_engine(sys.argv[1])))")
+    procs = [subprocess.Popen([sys.executable, "-c", code, sql_url], cwd=root, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(3)]
+    outputs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0], [err[-800:] for _, err in outputs]
+    applied = sorted(out.strip() for out, _ in outputs)
+    assert applied == ["[1]", "[]", "[]"]
 
 
 def test_job_lease_is_exclusive_until_it_expires(sql_url: str) -> None:

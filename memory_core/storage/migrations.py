@@ -9,7 +9,10 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Callable
 
+import threading
+
 from sqlalchemy import Connection, Engine, inspect, select
+from sqlalchemy.exc import OperationalError
 
 from memory_core.storage import schema
 
@@ -33,16 +36,40 @@ MIGRATIONS: list[Migration] = [
 ]
 
 
+def _serialise(conn: Connection) -> None:
+    """Several app processes may start at once: on PostgreSQL they take turns (a transaction-scoped
+    advisory lock); SQLite serialises writers by itself."""
+    if conn.dialect.name == "postgresql":
+        conn.exec_driver_sql("SELECT pg_advisory_xact_lock(727271)")
+
+
+_process_lock = threading.Lock()
+
+
 def migrate(engine: Engine) -> list[int]:
-    """Apply pending migrations; returns the versions applied now."""
+    """Apply pending migrations; returns the versions applied now.
+
+    Threads of one process take turns on a lock; processes on PostgreSQL take turns on an
+    advisory lock; on SQLite a process that loses a CREATE race simply tries again, and then
+    finds the work done.
+    """
+    with _process_lock:
+        try:
+            return _migrate(engine)
+        except OperationalError as exc:
+            if "already exists" not in str(exc):
+                raise
+            return _migrate(engine)
+
+
+def _migrate(engine: Engine) -> list[int]:
     applied_now: list[int] = []
     with engine.begin() as conn:
+        _serialise(conn)
         schema.SchemaMigrationRow.__table__.create(conn, checkfirst=True)
     for version, name, apply in MIGRATIONS:
         with engine.begin() as conn:
-            if conn.dialect.name == "postgresql":
-                # Serialise concurrent migrators (several app processes starting at once).
-                conn.exec_driver_sql("SELECT pg_advisory_xact_lock(727271)")
+            _serialise(conn)
             table = schema.SchemaMigrationRow.__table__
             done = conn.execute(select(table.c.version).where(table.c.version == version)).first()
             if done:
