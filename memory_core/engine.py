@@ -368,6 +368,15 @@ class MemoryEngine:
             "embedding_model": self.embedder.name,
         }
 
+    def warm_up(self) -> None:
+        """Pay one-time costs now rather than in a user's first request: jieba's dictionary
+        (seconds on first use), the model's first inference, the offline rules."""
+        from memory_core.text.keywords import keyword_text
+
+        keyword_text("预热分词 warm up the tokenizer")
+        self.embedder.embed_query("warm up")
+        self.llm.rewrite_query("昨天 yesterday", self.clock.now())
+
     def flush(self) -> None:
         """Wait for queued telemetry (latency rows, access counts) to be written."""
         self.recorder.flush()

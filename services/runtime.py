@@ -48,6 +48,7 @@ def get_engine() -> "MemoryEngine":
             _close_locked()
         try:
             _engine = open_memory(settings)
+            _engine.warm_up()
         except Exception as exc:
             _engine_error = f"{type(exc).__name__}: {exc}"
             raise
