@@ -1,0 +1,83 @@
+"""Retrieval details: time words and explicit filters, access counting, and the reranker path."""
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from memory_core import FixedClock, MemoryType, SearchFilters, TimeRange
+
+NOW = datetime(2024, 6, 15, 12, tzinfo=timezone.utc)  # a Saturday
+
+
+def test_time_words_in_the_query_filter_by_date(make_engine) -> None:
+    clock = FixedClock(NOW)
+    engine = make_engine(clock=clock)
+    may = engine.add("u1", "我去杭州西湖骑了自行车", at=datetime(2024, 5, 12, tzinfo=timezone.utc)).memory_ids[0]
+    april = engine.add("u1", "我去苏州园林骑了自行车", at=datetime(2024, 4, 20, tzinfo=timezone.utc)).memory_ids[0]
+    last_week = engine.add("u1", "I went cycling along the river with Tom",
+                           at=datetime(2024, 6, 11, tzinfo=timezone.utc)).memory_ids[0]
+    # A time the query names ranks what falls inside it first (a soft window: people also ask
+    # "where did I live 4 years ago?" about a memory written last month); explicit filters are hard.
+    response = engine.search("u1", "上个月我去哪里骑车了")
+    assert response.results[0].memory_id == may
+    assert response.time_range is not None and response.time_range.start == datetime(2024, 5, 1, tzinfo=timezone.utc)
+    assert engine.search("u1", "where did I go cycling last week?").results[0].memory_id == last_week
+    hard = SearchFilters(time_range=TimeRange(start=datetime(2024, 4, 1, tzinfo=timezone.utc),
+                                              end=datetime(2024, 5, 1, tzinfo=timezone.utc)))
+    assert [r.memory_id for r in engine.search("u1", "cycling 骑车", filters=hard).results] == [april]
+    everything = {r.memory_id for r in engine.search("u1", "骑车 cycling", top_k=10).results}
+    assert everything == {may, april, last_week}
+    # "as of" a date in the past: nothing written later is visible.
+    early = engine.search("u1", "骑车 cycling", top_k=10, at=datetime(2024, 5, 1, tzinfo=timezone.utc))
+    assert {r.memory_id for r in early.results} == {april}
+
+
+def test_explicit_filters_and_access_counts(make_engine) -> None:
+    engine = make_engine(clock=FixedClock(NOW))
+    allergy = engine.add("u1", "I am allergic to shellfish").memory_ids[0]
+    trip = engine.add("u1", "Yesterday I had shellfish pasta in Naples with Marco").memory_ids[0]
+    prefers = engine.add("u1", "Please always answer me in short bullet points").memory_ids[0]
+    old = engine.add("u1", "I had grilled shellfish in Lisbon", at=NOW - timedelta(days=200)).memory_ids[0]
+    types = {mid: engine.get(mid).memory_type for mid in (allergy, trip, prefers)}
+    assert types[allergy] is MemoryType.DECLARATIVE and types[trip] is MemoryType.EPISODIC
+    assert types[prefers] is MemoryType.PROCEDURAL
+
+    seen: list[str] = []
+    only_events = engine.search("u1", "shellfish", filters=SearchFilters(memory_types=(MemoryType.EPISODIC,)))
+    assert trip in [r.memory_id for r in only_events.results]
+    assert all(r.memory_type is MemoryType.EPISODIC for r in only_events.results)
+    important = engine.search("u1", "shellfish", filters=SearchFilters(min_importance=5))
+    assert [r.memory_id for r in important.results] == [allergy]
+    window = SearchFilters(time_range=TimeRange(start=NOW - timedelta(hours=1), end=NOW + timedelta(hours=1)))
+    in_window = {r.memory_id for r in engine.search("u1", "shellfish", filters=window).results}
+    assert old not in in_window and {allergy, trip} <= in_window
+    by_entity = engine.search("u1", "dinner", filters=SearchFilters(entities=("Naples",)))
+    assert [r.memory_id for r in by_entity.results] == [trip]
+
+    for response in (only_events, important, by_entity):
+        seen += [r.memory_id for r in response.results]
+    seen += list(in_window)
+    engine.flush()
+    for mid in (allergy, trip, prefers, old):  # every retrieval counted once, none invented
+        assert engine.get(mid).access_count == seen.count(mid)
+    assert engine.get(allergy).last_accessed_at == NOW and seen.count(allergy) >= 2
+
+
+def test_configured_reranker_scores_the_candidates(make_engine, tmp_path: Path) -> None:
+    from memory_core.rerank import load_reranker
+    from tests.test_rerank import _build_hf_classifier
+
+    folder = _build_hf_classifier(tmp_path / "ce", num_labels=1, seed=3)
+    reranker = load_reranker(str(folder))
+    engine = make_engine(reranker=reranker)
+    for text in ("I am allergic to peanuts", "My dog is called Rex", "I live in Porto"):
+        engine.add("u1", text)
+    response = engine.search("u1", "peanuts", top_k=3)
+    assert response.reranker == reranker.name and response.timings_ms["rerank"] > 0
+    assert len(response.results) == 3
+    for result in response.results:
+        assert result.parts.rerank is not None and 0.0 <= result.parts.rerank <= 1.0
+        assert result.parts.relevance == pytest.approx(result.parts.rerank, abs=1e-6)
+    assert engine.health()["reranker"] == reranker.name
