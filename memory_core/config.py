@@ -56,9 +56,11 @@ class Settings(BaseSettings):
     neighbour_window_s: int = 1800
     neighbour_next_share: float = 0.5
     neighbour_prev_share: float = 0.3
-    weight_relevance: float = 0.6
-    weight_importance: float = 0.25
-    weight_recency: float = 0.15
+    # Relevance is relative to the query's best hit (1.0); importance and recency reorder among
+    # comparably relevant memories (measured on LoCoMo/MADial: heavier priors cost recall).
+    weight_relevance: float = 0.8
+    weight_importance: float = 0.12
+    weight_recency: float = 0.08
     recency_half_life_days: float = 90.0
     context_max_tokens: int = 600
 

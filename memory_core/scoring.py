@@ -1,8 +1,11 @@
 """Final score = w_rel * relevance + w_imp * importance/5 + w_rec * recency, every part in [0, 1].
 
 Relevance comes from the cross-encoder when one is configured, otherwise from reciprocal-rank
-fusion of the dense and keyword legs, normalised by the best possible fused score (first in
-both legs = 1.0) so it does not depend on how many candidates there were.
+fusion of the retrieval legs (dense, dense-with-conversation, keyword, time window) plus what
+neighbour expansion lends, divided by the best fused score of the same query (the top hit is
+1.0). Relative normalisation keeps the gap between a first and a tenth rank large enough that
+importance and recency only reorder comparably relevant memories (measured: with the older
+"best possible score" normalisation the priors outweighed relevance and cost recall).
 """
 from __future__ import annotations
 
@@ -26,6 +29,11 @@ def rrf(ranks: list[int | None], k: int = RRF_K) -> float:
     best = len(ranks) / (k + 1)
     total = sum(1.0 / (k + rank + 1) for rank in ranks if rank is not None)
     return total / best if best else 0.0
+
+
+def rrf_sum(ranks: list[int | None], k: int = RRF_K) -> float:
+    """Raw reciprocal-rank fusion: sum of 1/(k+rank+1) over the legs that found the item."""
+    return sum(1.0 / (k + rank + 1) for rank in ranks if rank is not None)
 
 
 def recency(created_at: datetime, now: datetime, half_life_days: float) -> float:

@@ -1,0 +1,158 @@
+"""Write a corpus through one engine, ask its queries with each method, score the rankings."""
+from __future__ import annotations
+
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+from bench.quality.datasets import Corpus, Query
+from bench.quality.metrics import all_hit_at, mean, ndcg_at, parse_dia_ids, recall_at
+from memory_core import MemoryEngine, RetrievalOptions, Settings, open_memory
+from memory_core.context_block import build_context_block
+from memory_core.embedding.base import Embedder
+
+# METHOD -> options. Baselines are the product pipeline with parts switched off.
+_BASELINE = dict(use_core=False, use_score_terms=False, use_neighbours=False, use_cache=False, record=False)
+METHODS: dict[str, RetrievalOptions] = {
+    "full": RetrievalOptions(use_cache=False, record=False),
+    "bm25": RetrievalOptions(use_dense=False, use_keyword=True, **_BASELINE),
+    "dense": RetrievalOptions(use_dense=True, use_keyword=False, **_BASELINE),
+    "hybrid": RetrievalOptions(use_dense=True, use_keyword=True, **_BASELINE),
+}
+TOP_K = 20
+
+
+@dataclass
+class MethodRun:
+    """Per-query rankings (each rank a set of source ids) and the full method's context sizes."""
+
+    rankings: list[list[set[str]]] = field(default_factory=list)
+    context_tokens: list[int] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+@dataclass
+class CorpusRun:
+    corpus: Corpus
+    runs: dict[str, MethodRun]
+    write_seconds: float
+    memories: int
+    hidden_gold: int  # gold ids whose memory is expired at query time
+    gold_total: int
+    queries_with_hidden_gold: int
+
+
+def source_ids(sources: Sequence[str], dataset: str) -> set[str]:
+    """Provenance of one memory to gold-comparable ids (LoCoMo ids normalised by regex)."""
+    if dataset == "locomo":
+        return parse_dia_ids(sources)
+    return set(sources)
+
+
+def make_engine(embedder: Embedder, model_cache_dir: Path, workdir: Path, forgetting: bool) -> MemoryEngine:
+    """One engine with its own SQLite and Milvus Lite store under ``workdir``."""
+    overrides: dict[str, object] = {}
+    if not forgetting:
+        overrides["ttl_days_by_importance"] = "0,0,0,0,0"
+    settings = Settings(
+        _env_file=None,  # type: ignore[call-arg]
+        data_dir=workdir / "data", milvus_uri=str(workdir / f"q{uuid.uuid4().hex[:8]}.db"),
+        model_cache_dir=model_cache_dir, redis_url="", openai_base_url="", openai_api_key=None, llm_model="",
+        **overrides,
+    )
+    return open_memory(settings, embedder=embedder)
+
+
+def run_corpus(corpus: Corpus, embedder: Embedder, model_cache_dir: Path, methods: Sequence[str],
+               forgetting: bool = True, progress: Callable[[str], None] = print) -> CorpusRun:
+    with tempfile.TemporaryDirectory(prefix="bench-quality-") as tmp:
+        engine = make_engine(embedder, model_cache_dir, Path(tmp), forgetting)
+        try:
+            t = time.perf_counter()
+            results = engine.add_many(corpus.items)
+            write_seconds = time.perf_counter() - t
+            memories = len({mid for r in results for mid in r.memory_ids})
+            progress(f"  {corpus.name}: wrote {len(corpus.items)} items -> {memories} memories "
+                     f"in {write_seconds:.1f}s (forgetting {'on' if forgetting else 'off'})")
+            hidden, total, hidden_q = _expired_gold(engine, corpus, results)
+            runs: dict[str, MethodRun] = {}
+            for method in methods:
+                runs[method] = _ask(engine, corpus, METHODS[method], method == "full")
+                progress(f"  {corpus.name}/{method}: {len(corpus.queries)} queries in {runs[method].seconds:.1f}s")
+            engine.flush()
+        finally:
+            engine.close()
+    return CorpusRun(corpus, runs, write_seconds, memories, hidden, total, hidden_q)
+
+
+def _ask(engine: MemoryEngine, corpus: Corpus, options: RetrievalOptions, with_context: bool) -> MethodRun:
+    run = MethodRun()
+    t = time.perf_counter()
+    for q in corpus.queries:
+        response = engine.search(q.user_id, q.text, top_k=TOP_K, context=q.context or None, at=q.at,
+                                 options=options)
+        run.rankings.append([source_ids(r.source, corpus.name) for r in response.results])
+        if with_context:
+            block = build_context_block(response.results[:5], engine.embedder.count_tokens,
+                                        engine.settings.context_max_tokens)
+            run.context_tokens.append(engine.embedder.count_tokens(block))
+    run.seconds = time.perf_counter() - t
+    return run
+
+
+def _expired_gold(engine: MemoryEngine, corpus: Corpus, results: Sequence) -> tuple[int, int, int]:
+    """How many gold ids sit only in memories already expired at their question's time."""
+    by_source: dict[tuple[str, str], set[str]] = {}
+    for item, result in zip(corpus.items, results):
+        for sid in source_ids([item.source] if isinstance(item.source, str) else list(item.source or []),
+                              corpus.name):
+            by_source.setdefault((item.user_id, sid), set()).update(result.memory_ids)
+    ids = sorted({m for s in by_source.values() for m in s})
+    records = engine.repo.get_many(ids)
+    hidden = total = hidden_q = 0
+    for q in corpus.queries:
+        q_hidden = 0
+        for gid in q.gold:
+            total += 1
+            mids = by_source.get((q.user_id, gid), set())
+            alive = [m for m in mids if m in records and records[m].status.value == "active"
+                     and (records[m].expires_at is None or records[m].expires_at > q.at)]
+            if mids and not alive:
+                q_hidden += 1
+        hidden += q_hidden
+        hidden_q += int(q_hidden > 0)
+    return hidden, total, hidden_q
+
+
+def locomo_scores(run: MethodRun, queries: Sequence[Query]) -> dict[str, dict[str, float]]:
+    groups: dict[str, list[int]] = {}
+    for i, q in enumerate(queries):
+        groups.setdefault(q.group, []).append(i)
+        if q.group != "adversarial":
+            groups.setdefault("cat1-4", []).append(i)
+    out: dict[str, dict[str, float]] = {}
+    for name in ("cat1-4", "multi-hop", "temporal", "open-domain", "single-hop", "adversarial"):
+        idx = groups.get(name, [])
+        out[name] = {
+            "recall@5": mean([recall_at(run.rankings[i], queries[i].gold, 5) for i in idx]),
+            "recall@10": mean([recall_at(run.rankings[i], queries[i].gold, 10) for i in idx]),
+            "recall@20": mean([recall_at(run.rankings[i], queries[i].gold, 20) for i in idx]),
+            "all-hit@10": mean([all_hit_at(run.rankings[i], queries[i].gold, 10) for i in idx]),
+            "ndcg@10": mean([ndcg_at(run.rankings[i], queries[i].gold, 10) for i in idx]),
+            "n": float(len(idx)),
+        }
+    return out
+
+
+def madial_scores(run: MethodRun, queries: Sequence[Query]) -> dict[str, float]:
+    n = range(len(queries))
+    return {
+        "recall@1": mean([recall_at(run.rankings[i], queries[i].gold, 1) for i in n]),
+        "recall@3": mean([recall_at(run.rankings[i], queries[i].gold, 3) for i in n]),
+        "recall@5": mean([recall_at(run.rankings[i], queries[i].gold, 5) for i in n]),
+        "ndcg@5": mean([ndcg_at(run.rankings[i], queries[i].gold, 5) for i in n]),
+        "n": float(len(queries)),
+    }

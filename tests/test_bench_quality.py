@@ -1,0 +1,108 @@
+"""The retrieval-quality harness (bench/quality) stays correct: metrics by hand, data parsing,
+and one real LoCoMo conversation written and searched through the product's pipelines."""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bench.quality.datasets import LOCOMO_PATH, MADIAL_DIR, load_locomo, load_madial, parse_locomo_date
+from bench.quality.embed_cache import CachingEmbedder
+from bench.quality.metrics import all_hit_at, ndcg_at, parse_dia_ids, recall_at
+from bench.quality.report import markdown, write_chart, write_json
+from bench.quality.runner import locomo_scores, madial_scores, run_corpus
+
+needs_data = pytest.mark.skipif(not LOCOMO_PATH.exists() or not MADIAL_DIR.exists(),
+                                reason="../shared/data is not present")
+
+
+def test_metrics_on_a_hand_computed_toy_ranking() -> None:
+    ranking = [{"a"}, {"x"}, {"b"}, set(), {"c"}]
+    gold = {"a", "b", "z"}
+    assert recall_at(ranking, gold, 1) == pytest.approx(1 / 3)
+    assert recall_at(ranking, gold, 3) == pytest.approx(2 / 3)
+    assert recall_at(ranking, gold, 10) == pytest.approx(2 / 3)
+    assert all_hit_at(ranking, {"a", "b"}, 2) == 0.0 and all_hit_at(ranking, {"a", "b"}, 3) == 1.0
+    # DCG = 1/log2(2) + 1/log2(4) = 1.5; IDCG (3 gold, k=5) = 1 + 1/log2(3) + 1/log2(4)
+    assert ndcg_at(ranking, gold, 5) == pytest.approx(1.5 / (1 + 1 / math.log2(3) + 0.5))
+    # A merged memory standing for two turns covers both at rank 1, and NDCG is capped at 1.
+    assert recall_at([{"a", "b"}], {"a", "b"}, 1) == 1.0
+    assert ndcg_at([{"a", "b"}, {"x"}], {"a", "b"}, 10) == 1.0
+    # The same id at two ranks is credited once.
+    assert ndcg_at([{"x"}, {"a"}, {"a"}], {"a"}, 3) == pytest.approx(1 / math.log2(3))
+    with pytest.raises(ValueError):
+        recall_at(ranking, set(), 5)
+
+
+def test_malformed_evidence_ids_are_recovered() -> None:
+    assert parse_dia_ids(["D8:6; D9:17"]) == {"D8:6", "D9:17"}
+    assert parse_dia_ids(["D:11:26", "D30:05"]) == {"D11:26", "D30:5"}
+    assert parse_dia_ids([]) == set() and parse_dia_ids("no id here") == set()
+    assert parse_locomo_date("1:56 pm on 8 May, 2023").isoformat() == "2023-05-08T13:56:00+00:00"
+
+
+@needs_data
+def test_madial_loader_routes_memories_to_their_owner() -> None:
+    corpus = load_madial("en", limit=5)
+    owners = {item.source: item.user_id for item in corpus.items}
+    for q in corpus.queries:
+        assert q.gold and q.text and q.context
+        assert all(owners[g] == q.user_id for g in q.gold)  # relevant memories belong to the asker
+        assert all(item.at is not None and item.at < q.at for item in corpus.items)
+
+
+def test_caching_embedder_returns_the_models_vectors(embedder, tmp_path: Path) -> None:
+    cached = CachingEmbedder(embedder, tmp_path / "e.sqlite3")
+    first = cached.embed_passages(["I adopted a puppy named Coco", "我对芒果过敏"])
+    again = cached.embed_passages(["我对芒果过敏"])
+    assert cached.misses == 2 and cached.hits == 1
+    assert np.allclose(again[0], first[1]) and np.allclose(first, embedder.embed_passages(
+        ["I adopted a puppy named Coco", "我对芒果过敏"]), atol=1e-5)
+    assert not np.allclose(cached.embed_queries(["我对芒果过敏"])[0], again[0])  # e5 prompts differ
+    cached.close()
+
+
+@needs_data
+def test_harness_on_one_locomo_conversation(embedder, model_cache_dir: Path, tmp_path: Path) -> None:
+    corpus = load_locomo(conversations=1, questions_per_conversation=8)
+    assert {q.group for q in corpus.queries} >= {"multi-hop", "temporal", "single-hop", "adversarial"}
+    cached = CachingEmbedder(embedder, tmp_path / "emb.sqlite3")
+    run = run_corpus(corpus, cached, model_cache_dir, ["full", "hybrid"], forgetting=True,
+                     progress=lambda _msg: None)
+    all_ids = {item.source for item in corpus.items}
+    assert run.memories <= len(corpus.items) and run.gold_total == sum(len(q.gold) for q in corpus.queries)
+    for method, mrun in run.runs.items():
+        assert len(mrun.rankings) == len(corpus.queries)
+        for ranking in mrun.rankings:
+            assert 0 < len(ranking) <= 20
+            assert all(ids and ids <= all_ids for ids in ranking)  # ids come from provenance
+        scores = locomo_scores(mrun, corpus.queries)
+        # Recompute recall@10 for categories 1-4 independently of the metric helpers.
+        by_hand = []
+        for q, ranking in zip(corpus.queries, mrun.rankings):
+            if q.group != "adversarial":
+                seen = set().union(*ranking[:10])
+                by_hand.append(sum(1 for g in q.gold if g in seen) / len(q.gold))
+        assert scores["cat1-4"]["recall@10"] == pytest.approx(sum(by_hand) / len(by_hand))
+        assert scores["cat1-4"]["n"] == len(by_hand)
+        for group in scores.values():
+            if group["n"]:
+                assert 0 <= group["recall@5"] <= group["recall@10"] <= group["recall@20"] <= 1
+                assert 0 <= group["ndcg@10"] <= 1 and group["all-hit@10"] <= group["recall@10"] + 1e-9
+    full = locomo_scores(run.runs["full"], corpus.queries)
+    assert full["cat1-4"]["recall@20"] > 0.3  # the pipeline finds evidence at all
+    assert run.runs["full"].context_tokens and all(0 < t <= 600 for t in run.runs["full"].context_tokens)
+
+    results = {"locomo": {m: locomo_scores(r, corpus.queries) for m, r in run.runs.items()},
+               "madial_en": {"full": madial_scores(run.runs["full"], corpus.queries)}, "meta": {"wall_seconds": 1}}
+    write_json(results, tmp_path / "q.json")
+    write_chart(results, tmp_path / "q.html")
+    loaded = json.loads((tmp_path / "q.json").read_text())
+    assert set(loaded["locomo"]["full"]) == {"cat1-4", "multi-hop", "temporal", "open-domain", "single-hop",
+                                             "adversarial"}
+    assert set(loaded["madial_en"]["full"]) >= {"recall@1", "recall@3", "recall@5", "ndcg@5"}
+    assert "plotly" in (tmp_path / "q.html").read_text()[:5000].lower()
+    assert "| cat1-4 | full |" in markdown(results)
