@@ -25,6 +25,11 @@ class Settings(BaseSettings):
     milvus_token: SecretStr | None = None
     milvus_collection: str = "memories"
     milvus_timeout_s: float = 10.0
+    # Embedded (Lite) only: users are spread over this many collections by a stable hash, since a
+    # Lite filtered search scans the whole collection (a server narrows by partition key instead).
+    milvus_lite_shards: int = 16
+    # Embedded only: rows of per-user vectors kept in process for exact dense search (0 = off).
+    milvus_vector_cache_rows: int = 200_000
     redis_url: str = Field(default="", description="redis://...; empty = in-process cache.")
     cache_ttl_s: int = 3600
 

@@ -295,6 +295,7 @@ def test_second_store_on_same_file_has_its_own_connection(store: MilvusVectorSto
     with pytest.raises(BackendUnavailable):
         other.count()
     assert store.ping()  # closing the other store did not close ours
+    store.upsert([rec(f"m-{uid()}", f"dim-{uid()}")])  # shards are created on first write
     with pytest.raises(ValidationError, match="16-d"):
         MilvusVectorStore(store._uri, "memories", DIM * 2)  # noqa: SLF001
 
@@ -397,3 +398,241 @@ def test_lite_file_held_by_another_process_is_backend_unavailable(tmp_path: Path
     finally:
         holder.terminate()
         holder.wait(timeout=30)
+
+
+# ---------------------------------------------------------------- sharding (Milvus Lite)
+
+
+def test_shard_of_is_a_stable_hash_independent_of_the_process() -> None:
+    import hashlib
+
+    from memory_core.vectors.milvus_store import shard_collection, shard_of
+
+    for user in ["alice", "用户😀", 'a"b', "x" * 256]:
+        expected = int.from_bytes(hashlib.blake2b(user.encode("utf-8"), digest_size=8).digest(), "big") % 64
+        assert shard_of(user, 64) == expected  # not Python's salted hash(): same in every process
+    assert shard_of("alice", 1) == 0
+    assert shard_collection("memories", 1, 0) == "memories"  # one shard = the legacy collection
+    assert shard_collection("memories", 8, 3) == "memories__8_3"
+
+
+def _users_on_distinct_shards(store: MilvusVectorStore, count: int) -> list[str]:
+    users: dict[str, str] = {}
+    n = 0
+    while len(users) < count:
+        candidate = f"sharded-{n}-{uid()}"
+        users.setdefault(store.shard_name(candidate), candidate)
+        n += 1
+    return list(users.values())
+
+
+@pytest.fixture(scope="module")
+def sharded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MilvusVectorStore]:
+    path = tmp_path_factory.mktemp("sharded") / "sharded.db"
+    s = MilvusVectorStore(str(path), "memories", DIM, timeout_s=10, shards=4)
+    yield s
+    s.close()
+
+
+def test_sharded_store_routes_reads_and_writes_per_user_and_isolates(sharded: MilvusVectorStore) -> None:
+    assert sharded.shards == 4
+    a, b, c = _users_on_distinct_shards(sharded, 3)
+    same_shard_as_a = next(u for u in (f"peer-{i}" for i in range(10_000)) if sharded.shard_name(u) == sharded.shard_name(a))
+    v = unit()
+    before = sharded.count()
+    sharded.upsert([rec(f"s{i}-{uid()}", u, v, text="shared word")
+                    for i, u in enumerate((a, b, c, same_shard_as_a))])
+    assert sharded.count() == before + 4
+    for user in (a, b, c, same_shard_as_a):
+        # the identical vector and word are stored for all four; each user sees only their own
+        dense = sharded.search_dense(v, VectorFilter(user_id=user), 10)
+        keyword = sharded.search_keyword("shared", VectorFilter(user_id=user), 10)
+        assert len(dense) == 1 and len(keyword) == 1
+        assert set(sharded.user_hashes(user)) == {dense[0].memory_id} == {keyword[0].memory_id}
+    assert {a, b, c, same_shard_as_a} <= set(sharded.all_user_ids())
+    # a user with no vectors, whose shard may not exist yet, reads as empty
+    assert sharded.search_dense(v, VectorFilter(user_id=f"nobody-{uid()}"), 5) == []
+    for user in (a, b, c, same_shard_as_a):
+        sharded.delete_user(user)
+    assert sharded.count() == before
+
+
+def test_sharded_delete_by_id_and_delete_user_cross_shards(sharded: MilvusVectorStore) -> None:
+    a, b = _users_on_distinct_shards(sharded, 2)
+    ids_a = [f"da-{uid()}" for _ in range(3)]
+    ids_b = [f"db-{uid()}" for _ in range(3)]
+    sharded.upsert([rec(m, a) for m in ids_a] + [rec(m, b) for m in ids_b])
+    sharded.delete([ids_a[0], ids_b[0]])  # ids of two shards in one call; owners unknown to delete()
+    assert set(sharded.user_hashes(a)) == set(ids_a[1:])
+    assert set(sharded.user_hashes(b)) == set(ids_b[1:])
+    sharded.delete_user(a)
+    assert sharded.user_hashes(a) == {} and set(sharded.user_hashes(b)) == set(ids_b[1:])
+    assert a not in set(sharded.all_user_ids()) and b in set(sharded.all_user_ids())
+    sharded.delete_user(b)
+
+
+def test_layout_is_read_back_from_disk_and_new_shards_are_seen_by_other_instances(
+    sharded: MilvusVectorStore,
+) -> None:
+    uri = sharded._uri  # noqa: SLF001 - the same Lite file
+    other = MilvusVectorStore(uri, "memories", DIM, shards=16)  # asks for 16: the store has 4
+    try:
+        assert other.shards == 4
+        users = _users_on_distinct_shards(sharded, 4)  # every shard, some possibly not created yet
+        mids = {u: f"x-{uid()}" for u in users}
+        other.upsert([rec(mids[u], u) for u in users])  # may create shards `sharded` has not seen
+        for u in users:
+            assert set(sharded.user_hashes(u)) == {mids[u]}
+            assert other.shard_name(u) == sharded.shard_name(u)
+        assert set(users) <= set(sharded.all_user_ids())
+        sharded.delete(list(mids.values()))
+        assert all(other.user_hashes(u) == {} for u in users)
+    finally:
+        other.close()
+
+
+def test_single_collection_layout_is_kept(tmp_path: Path) -> None:
+    path = tmp_path / "legacy.db"
+    legacy = MilvusVectorStore(str(path), "memories", DIM, shards=1)  # the pre-sharding layout
+    legacy.upsert([rec("old-1", "u1")])
+    assert legacy.shard_name("u1") == "memories"
+    legacy.close()
+    reopened = MilvusVectorStore(str(path), "memories", DIM)  # default would shard; the disk says 1
+    try:
+        assert reopened.shards == 1 and reopened.user_hashes("u1") == {"old-1": "h"}
+    finally:
+        reopened.close()
+
+
+def test_shards_argument_is_validated(tmp_path: Path) -> None:
+    for bad in (0, -1, 2000, True, 2.0):
+        with pytest.raises(ValidationError):
+            MilvusVectorStore(str(tmp_path / "v.db"), "memories", DIM, shards=bad)  # type: ignore[arg-type]
+
+
+def test_search_dense_many_equals_single_searches(sharded: MilvusVectorStore) -> None:
+    user = f"many-{uid()}"
+    vectors = RNG.standard_normal((30, DIM)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    sharded.upsert([rec(f"n{i}-{uid()}", user, vectors[i], expires_at=(5 if i % 3 == 0 else 0)) for i in range(30)])
+    queries = [unit() for _ in range(5)]
+    flt = VectorFilter(user_id=user, now=10)  # every third vector expired
+    batched = sharded.search_dense_many(queries, flt, 4)
+    assert [[h.memory_id for h in hits] for hits in batched] == [
+        [h.memory_id for h in sharded.search_dense(q, flt, 4)] for q in queries]
+    assert all(len(hits) == 4 for hits in batched)
+    assert sharded.search_dense_many([], flt, 4) == []
+    assert sharded.search_dense_many(queries[:2], VectorFilter(user_id=f"nobody-{uid()}"), 4) == [[], []]
+    sharded.delete_user(user)
+
+
+# ---------------------------------------------------------------- per-user vector cache (Milvus Lite)
+
+
+def test_cached_dense_search_equals_milvus_under_every_filter(sharded: MilvusVectorStore) -> None:
+    """The cache answers dense searches in-process; a cache-less store on the same file asks
+    Milvus. Both must return the same ids in the same order with the same scores."""
+    uncached = MilvusVectorStore(sharded._uri, "memories", DIM, shards=sharded.shards,  # noqa: SLF001
+                                 vector_cache_rows=0)
+    try:
+        user = f"cache-{uid()}"
+        types = ["episodic", "declarative", "procedural"]
+        n = 60
+        vectors = RNG.standard_normal((n, DIM)).astype(np.float32) * 3  # not unit: cosine must normalise
+        ids = [f"c{i:02d}-{uid()}" for i in range(n)]
+        sharded.upsert([rec(ids[i], user, vectors[i], importance=1 + i % 5, created_at=1_000 + i,
+                            expires_at=(2_000 if i % 4 == 0 else 0), memory_type=types[i % 3]) for i in range(n)])
+        assert sharded.load_user_vectors(user)  # searches would also load it, in the background
+        filters = [
+            VectorFilter(user_id=user),
+            VectorFilter(user_id=user, now=2_000),
+            VectorFilter(user_id=user, now=1_500, memory_types=("episodic", "procedural")),
+            VectorFilter(user_id=user, min_importance=4, created_from=1_010, created_to=1_050),
+            VectorFilter(user_id=user, memory_ids=tuple(ids[::7])),
+            VectorFilter(user_id=user, created_to=1_000),  # nothing
+        ]
+        for flt in filters:
+            q = unit()
+            mine = sharded.search_dense(q, flt, 10)
+            theirs = uncached.search_dense(q, flt, 10)
+            assert [h.memory_id for h in mine] == [h.memory_id for h in theirs], flt
+            assert np.allclose([h.score for h in mine], [h.score for h in theirs], atol=1e-5)
+            assert [h.rank for h in mine] == list(range(len(mine)))
+        assert sharded._vcache is not None and sharded._vcache.get(user) is not None  # noqa: SLF001
+        sharded.delete_user(user)
+    finally:
+        uncached.close()
+
+
+def test_cache_follows_every_write_and_is_shared_by_instances(sharded: MilvusVectorStore) -> None:
+    user = f"coherent-{uid()}"
+    a, b = unit(), unit()
+    sharded.upsert([rec("w1-" + user[-12:], user, a), rec("w2-" + user[-12:], user, b)])
+    flt = VectorFilter(user_id=user)
+    assert sharded.load_user_vectors(user)
+    assert sharded.search_dense(a, flt, 1)[0].memory_id == "w1-" + user[-12:]
+    other = MilvusVectorStore(sharded._uri, "memories", DIM, shards=sharded.shards)  # noqa: SLF001 - same file
+    try:
+        other.upsert([rec("w1-" + user[-12:], user, b)])  # re-embedded through another instance
+        top = sharded.search_dense(b, flt, 2)
+        assert top[0].score == pytest.approx(top[1].score, abs=1e-5)  # both now hold b
+        other.upsert([rec("w3-" + user[-12:], user, -a)])  # new row
+        assert {h.memory_id for h in sharded.search_dense(a, flt, 10)} == {f"w{i}-" + user[-12:] for i in (1, 2, 3)}
+        other.delete(["w2-" + user[-12:]])
+        assert {h.memory_id for h in sharded.search_dense(a, flt, 10)} == {f"w{i}-" + user[-12:] for i in (1, 3)}
+        other.delete_user(user)
+        assert sharded.search_dense(a, flt, 10) == []
+    finally:
+        other.close()
+
+
+def test_failed_upsert_drops_the_users_cached_vectors(tmp_path: Path) -> None:
+    s = MilvusVectorStore(str(tmp_path / "fail.db"), "memories", DIM, shards=2)
+    try:
+        user = "u-fail"
+        s.upsert([rec("f1", user)])
+        assert s.load_user_vectors(user)
+        assert s._vcache is not None and s._vcache.get(user) is not None  # noqa: SLF001
+        s._client.close()  # noqa: SLF001 - the next write fails with an unknown outcome
+        with pytest.raises(Exception):
+            s.upsert([rec("f2", user)])
+        assert s._vcache.get(user) is None  # noqa: SLF001
+    finally:
+        s.close()
+
+
+def test_user_cache_is_bounded_by_rows() -> None:
+    from memory_core.vectors.user_cache import UserVectorCache, UserVectors
+
+    def entry(n: int) -> UserVectors:
+        rows = [{"memory_id": f"m{i}", "embedding": unit().tolist(), "importance": 3, "created_at": 1,
+                 "expires_at": 0, "memory_type": "episodic"} for i in range(n)]
+        return UserVectors.from_rows(rows, DIM)
+
+    cache = UserVectorCache(max_rows=25)
+    for user in ("a", "b", "c"):
+        cache.install(user, entry(10), cache.ticket(user))
+    assert cache.get("a") is None and cache.get("b") is not None and cache.rows == 20  # LRU evicted a
+    ticket = cache.ticket("d")
+    cache.upserted("d", lambda: entry(1))  # a write during d's load ...
+    cache.install("d", entry(5), ticket)  # ... so the loaded (stale) entry is not installed
+    assert cache.get("d") is None
+    cache.install("e", entry(30), cache.ticket("e"))  # larger than the whole cache: not kept
+    assert cache.get("e") is None
+
+
+def test_a_cache_miss_is_answered_by_milvus_and_warms_in_the_background(tmp_path: Path) -> None:
+    s = MilvusVectorStore(str(tmp_path / "warm.db"), "memories", DIM, shards=2)
+    try:
+        user = "u-warm"
+        v = unit()
+        s.upsert([rec("k1", user, v), rec("k2", user)])
+        assert s._vcache is not None and s._vcache.get(user) is None  # noqa: SLF001
+        assert s.search_dense(v, VectorFilter(user_id=user), 1)[0].memory_id == "k1"  # Milvus answered
+        deadline = time.monotonic() + 30
+        while s._vcache.get(user) is None and time.monotonic() < deadline:  # noqa: SLF001
+            time.sleep(0.05)
+        assert s._vcache.get(user) is not None  # noqa: SLF001 - the background load installed it
+        assert s.search_dense(v, VectorFilter(user_id=user), 1)[0].memory_id == "k1"  # the cache answered
+    finally:
+        s.close()

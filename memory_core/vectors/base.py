@@ -61,6 +61,15 @@ class VectorStore(ABC):
     def search_dense(self, vector: np.ndarray, flt: VectorFilter, limit: int) -> list[VectorHit]:
         """Exact (FLAT) cosine search within one user's vectors."""
 
+    def search_dense_many(self, vectors: Sequence[np.ndarray], flt: VectorFilter, limit: int) -> list[list[VectorHit]]:
+        """``search_dense`` for several query vectors under one filter, one hit list per vector.
+
+        Why: the write path checks every new chunk of a user for near-duplicates; one batched
+        request costs about one filtered scan instead of one per chunk. Adapters that can batch
+        override this; the default simply loops.
+        """
+        return [self.search_dense(vector, flt, limit) for vector in vectors]
+
     @abstractmethod
     def search_keyword(self, text: str, flt: VectorFilter, limit: int) -> list[VectorHit]:
         """BM25 search over the stored text within one user's vectors (Chinese-capable analyzer)."""

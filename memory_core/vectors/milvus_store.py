@@ -55,6 +55,7 @@ import math
 import re
 import threading
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ContextManager, Iterable, Iterator, Sequence
@@ -72,6 +73,7 @@ from pymilvus.exceptions import (
 
 from memory_core.errors import BackendUnavailable, MemoryEngineError, ValidationError
 from memory_core.vectors.base import VectorFilter, VectorHit, VectorRecord, VectorStore
+from memory_core.vectors.user_cache import DEFAULT_MAX_ROWS, UserVectorCache, UserVectors, shared_cache
 from memory_core.vectors.filters import (
     MAX_MEMORY_ID_CHARS,
     MAX_USER_ID_CHARS,
@@ -118,14 +120,19 @@ DELETE_BATCH_IDS = 1_000
 ITERATOR_BATCH = 1_000
 LOAD_TIMEOUT_S = 300
 MAX_LIMIT = 16_384  # Milvus topk ceiling
+LOAD_BATCH = 4_096  # rows per page when loading a user's vectors into the cache
+SEARCH_BATCH = 256  # query vectors per batched search request
 TEXT_MAX_BYTES = 65_535
 LITE_FILE_NAME = re.compile(r"^[a-zA-Z0-9.\-_]+$")
 LITE_FILE_NAME_MAX = 36
 _SERVER_SCHEMES = ("http://", "https://", "tcp://", "grpc://", "unix:")
 _OUTPUT_ID = ["memory_id"]
-DEFAULT_LITE_SHARDS = 64
-"""Collections a new embedded store spreads users over. At 1M memories that is ~16k rows per
-collection (at 10M, ~160k); each costs ~1 s to create (on its first write) and is loaded on open."""
+_CACHE_FIELDS = ["memory_id", "embedding", "importance", "created_at", "expires_at", "memory_type"]
+DEFAULT_LITE_SHARDS = 16
+"""Collections a new embedded store spreads users over. Measured trade-off on Lite 2.5.1: each
+loaded collection costs ~55 MB of Lite server RSS whatever it holds (64 shards: 5.0 GB peak at
+1M), and the keyword leg and a user's first vector load scan one shard (16 shards: ~62k rows at
+1M). Dense search runs on the per-user vector cache, so it no longer needs small shards."""
 MAX_SHARDS = 1024
 MAX_COLLECTION_NAME = 255
 
@@ -199,6 +206,7 @@ class MilvusVectorStore(VectorStore):
         token: str | None = None,
         timeout_s: float = 10.0,
         shards: int | None = None,
+        vector_cache_rows: int | None = None,
     ) -> None:
         if isinstance(dim, bool) or not isinstance(dim, int) or not 1 <= dim <= 32_768:
             raise ValidationError(f"dim must be an integer in 1..32768, got {dim!r}")
@@ -217,6 +225,15 @@ class MilvusVectorStore(VectorStore):
         if len(shard_collection(collection, self._shards, self._shards - 1)) > MAX_COLLECTION_NAME:
             raise ValidationError(f"collection name {collection!r} is too long for {self._shards} shards")
         self._existing: set[str] = set()  # shard collections known to exist and be loaded
+        # Embedded only: exact dense search on cached per-user vectors (see user_cache.py).
+        cache_rows = DEFAULT_MAX_ROWS if vector_cache_rows is None else int(vector_cache_rows)
+        self._vcache: UserVectorCache | None = None
+        self._loader: ThreadPoolExecutor | None = None
+        self._loader_client: MilvusClient | None = None
+        self._loader_lock = threading.Lock()
+        self._loading: set[str] = set()
+        if not self._is_server and cache_rows > 0:
+            self._vcache = shared_cache((str(Path(uri).expanduser().resolve()), collection), cache_rows)
         # int on purpose: pymilvus only bounds its retry loop by an int timeout (module docstring)
         self._timeout = max(1, math.ceil(timeout_s))
         # Lite serves one process over a local socket; serialise calls so Streamlit's threads
@@ -485,9 +502,21 @@ class MilvusVectorStore(VectorStore):
                 self._upsert_batch(name, batch)
 
     def _upsert_batch(self, name: str, rows: list[dict[str, Any]]) -> None:
-        with self._guard("upsert"):
-            self._writable(name)
-            self._client.upsert(name, rows, timeout=self._timeout)
+        try:
+            with self._guard("upsert"):
+                self._writable(name)
+                self._client.upsert(name, rows, timeout=self._timeout)
+        except BaseException:
+            if self._vcache is not None:  # outcome unknown: forget these users' cached vectors
+                for user in {r["user_id"] for r in rows}:
+                    self._vcache.drop_user(user)
+            raise
+        if self._vcache is not None:
+            by_user: dict[str, list[dict[str, Any]]] = {}
+            for row in rows:
+                by_user.setdefault(row["user_id"], []).append(row)
+            for user, mine in by_user.items():
+                self._vcache.upserted(user, lambda mine=mine: UserVectors.from_rows(mine, self._dim))
 
     def delete(self, memory_ids: Sequence[str]) -> None:
         """Delete by id from every shard: the owner of an id is not known here. A delete of an
@@ -496,24 +525,35 @@ class MilvusVectorStore(VectorStore):
         if not ids:
             return
         shards = self._all_shards()
-        for start in range(0, len(ids), DELETE_BATCH_IDS):
-            expr = ids_filter(ids[start : start + DELETE_BATCH_IDS])
-            for name in shards:
-                with self._guard("delete"):
-                    self._client.delete(name, filter=expr, timeout=self._timeout)
+        try:
+            for start in range(0, len(ids), DELETE_BATCH_IDS):
+                expr = ids_filter(ids[start : start + DELETE_BATCH_IDS])
+                for name in shards:
+                    with self._guard("delete"):
+                        self._client.delete(name, filter=expr, timeout=self._timeout)
+        finally:  # on failure too: some shards may have deleted already
+            if self._vcache is not None:
+                self._vcache.deleted(ids)
 
     def delete_user(self, user_id: str) -> None:
         expr = user_filter(user_id)
         name = self._name_for(user_id)
-        with self._guard("delete_user"):
-            if self._readable(name):
-                self._client.delete(name, filter=expr, timeout=self._timeout)
+        try:
+            with self._guard("delete_user"):
+                if self._readable(name):
+                    self._client.delete(name, filter=expr, timeout=self._timeout)
+        finally:
+            if self._vcache is not None:
+                self._vcache.drop_user(user_id)
 
     def search_dense(self, vector: np.ndarray, flt: VectorFilter, limit: int) -> list[VectorHit]:
         """Exact cosine search; ``score`` is the cosine similarity in [-1, 1]."""
         data = self._vector(vector, "query vector")
         expr = build_filter(flt)
         limit = self._limit(limit)
+        cached = self._cached_user(flt.user_id)
+        if cached is not None:
+            return cached.search(np.asarray(data, dtype=np.float32), flt, limit)
         name = self._name_for(flt.user_id)
         with self._guard("search_dense"):
             if not self._readable(name):
@@ -529,6 +569,103 @@ class MilvusVectorStore(VectorStore):
                 timeout=self._timeout,
             )
         return self._hits(result)
+
+    def search_dense_many(self, vectors: Sequence[np.ndarray], flt: VectorFilter, limit: int) -> list[list[VectorHit]]:
+        """Several exact cosine searches in one request per ``SEARCH_BATCH`` vectors (same filter)."""
+        if type(self).search_dense is not MilvusVectorStore.search_dense:
+            # A subclass that customises single searches (a wrapper, a fault injector) keeps control.
+            return super().search_dense_many(vectors, flt, limit)
+        data = [self._vector(v, f"query vector {i}") for i, v in enumerate(vectors)]
+        expr = build_filter(flt)
+        limit = self._limit(limit)
+        if not data:
+            return []
+        cached = self._cached_user(flt.user_id)
+        if cached is not None:
+            return [cached.search(np.asarray(d, dtype=np.float32), flt, limit) for d in data]
+        name = self._name_for(flt.user_id)
+        out: list[list[VectorHit]] = []
+        for start in range(0, len(data), SEARCH_BATCH):
+            part = data[start : start + SEARCH_BATCH]
+            with self._guard("search_dense"):
+                if not self._readable(name):
+                    return [[] for _ in data]
+                result = self._client.search(
+                    name,
+                    data=part,
+                    anns_field="embedding",
+                    filter=expr,
+                    limit=limit,
+                    search_params={"metric_type": "COSINE"},
+                    output_fields=_OUTPUT_ID,
+                    timeout=self._timeout,
+                )
+            out.extend(self._hits([rows]) for rows in (result or [[] for _ in part]))
+        return out
+
+    def _cached_user(self, user_id: str) -> UserVectors | None:
+        """The user's cached vectors, or ``None`` (then Milvus answers, exactly). On a miss the
+        user is loaded in the background: loading 1,000 vectors through pymilvus takes ~200 ms,
+        which a search must not wait for (measured: it set the cold p95 at 100k)."""
+        cache = self._vcache
+        if cache is None:
+            return None
+        entry = cache.get(user_id)
+        if entry is None:
+            self._schedule_load(user_id)
+        return entry
+
+    def _schedule_load(self, user_id: str) -> None:
+        with self._loader_lock:
+            if self._closed or user_id in self._loading:
+                return
+            if self._loader is None:
+                self._loader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vector-cache-load")
+            self._loading.add(user_id)
+            self._loader.submit(self._load_in_background, user_id)
+
+    def _load_in_background(self, user_id: str) -> None:
+        try:
+            self.load_user_vectors(user_id)
+        except Exception as exc:  # noqa: BLE001 - a failed warm-up only means Milvus keeps answering
+            log.debug("vector cache load failed for a user: %s", exc)
+        finally:
+            with self._loader_lock:
+                self._loading.discard(user_id)
+
+    def load_user_vectors(self, user_id: str) -> bool:
+        """Load one user's vectors into the cache now (the background loader's job; tests and
+        warm-up call it directly). Uses its own connection so it never holds the store's lock
+        (foreground searches keep running). False when there is no cache or the user is too big."""
+        cache = self._vcache
+        if cache is None:
+            return False
+        validate_id(user_id, "user_id")
+        ticket = cache.ticket(user_id)
+        name = self._name_for(user_id)
+        with self._loader_lock:
+            if self._closed:
+                return False
+            if self._loader_client is None:
+                self._loader_client = MilvusClient(uri=self._uri, timeout=self._timeout,
+                                                   alias=f"memory-core-load-{uuid.uuid4().hex}")
+            client = self._loader_client
+        rows: list[dict[str, Any]] = []
+        if client.has_collection(name, timeout=self._timeout):
+            iterator = client.query_iterator(name, batch_size=LOAD_BATCH, filter=user_filter(user_id),
+                                             output_fields=_CACHE_FIELDS, timeout=self._timeout)
+            try:
+                while True:
+                    page = iterator.next()
+                    if not page:
+                        break
+                    rows.extend(page)
+                    if len(rows) > cache.max_rows:
+                        return False
+            finally:
+                iterator.close()
+        cache.install(user_id, UserVectors.from_rows(rows, self._dim), ticket)
+        return True
 
     def search_keyword(self, text: str, flt: VectorFilter, limit: int) -> list[VectorHit]:
         """BM25 over the stored text; ``[]`` for text with no indexable token."""
@@ -590,6 +727,16 @@ class MilvusVectorStore(VectorStore):
 
     def close(self) -> None:
         """Drop this store's connection. The Lite child process lives until this process exits."""
+        with self._loader_lock:
+            loader, self._loader = self._loader, None
+            loader_client, self._loader_client = self._loader_client, None
+        if loader is not None:
+            loader.shutdown(wait=True, cancel_futures=True)
+        if loader_client is not None:
+            try:
+                loader_client.close()
+            except Exception:  # noqa: BLE001
+                pass
         with self._lock:
             if self._closed:
                 return
@@ -628,15 +775,14 @@ def open_vector_store(settings: "Settings", dim: int) -> MilvusVectorStore:
     if not is_server_uri(uri):
         Path(uri).expanduser().parent.mkdir(parents=True, exist_ok=True)
     token = settings.milvus_token.get_secret_value() if settings.milvus_token is not None else None
-    # ``milvus_lite_shards`` is read if Settings defines it (a proposed field); else the default.
-    shards = getattr(settings, "milvus_lite_shards", None)
     return MilvusVectorStore(
         uri=uri,
         collection=settings.milvus_collection,
         dim=dim,
         token=token,
         timeout_s=settings.milvus_timeout_s,
-        shards=int(shards) if shards else None,
+        shards=settings.milvus_lite_shards,
+        vector_cache_rows=settings.milvus_vector_cache_rows,
     )
 
 
