@@ -92,4 +92,4 @@ def chart(results: dict[str, Any], path: Path) -> None:
                       row=1, col=2)
     fig.update_layout(barmode="group", title="Memory engine latency, embedded default (Milvus Lite, SQLite, 2 cores)")
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.write_html(path, include_plotlyjs="cdn")
+    fig.write_html(path, include_plotlyjs="directory")
