@@ -30,7 +30,8 @@ def pg_url() -> Iterator[str]:
     from sqlalchemy import create_engine, text
 
     name = f"ltm_test_{uuid.uuid4().hex[:10]}"
-    admin = create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    # pre-ping: a test restarts PostgreSQL mid-run, and teardown must not trip on a dead connection
+    admin = create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT", pool_pre_ping=True)
     try:
         with admin.connect() as conn:
             conn.execute(text(f'CREATE DATABASE "{name}"'))  # name is generated above, not input
