@@ -8,9 +8,14 @@ from __future__ import annotations
 import os
 import uuid
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 import pytest
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from memory_core.config import Settings
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -55,6 +60,26 @@ def fresh_pg_schema(pg_url: str) -> str:
         conn.execute(text(f'CREATE SCHEMA "{schema}"'))  # generated name, not input
     engine.dispose()
     return f"{pg_url}?options=-csearch_path%3D{schema}"
+
+
+def isolated_settings(tmp: Path, model_cache_dir: Path, database_url: str = "", **extra: object) -> "Settings":
+    """Settings for a store under ``tmp``: embedded Milvus Lite, no Redis, the offline LLM."""
+    from memory_core.config import Settings
+
+    return Settings(_env_file=None, data_dir=tmp / "data", database_url=database_url,  # type: ignore[call-arg]
+                    milvus_uri=str(tmp / "m.db"), model_cache_dir=model_cache_dir, redis_url="",
+                    openai_base_url="", openai_api_key=None, llm_model="", **extra)
+
+
+def open_backend_engine(request, tmp_path_factory, embedder, model_cache_dir, pg_url, name: str,  # type: ignore[no-untyped-def]
+                        at: "datetime"):
+    """A module-scoped engine on the SQL backend named by ``request.param`` ("sqlite"/"postgres"),
+    with a FixedClock at ``at`` (for fixtures parametrised over both backends)."""
+    from memory_core import FixedClock, open_memory
+
+    tmp = tmp_path_factory.mktemp(name)
+    url = fresh_pg_schema(pg_url) if request.param == "postgres" else ""
+    return open_memory(isolated_settings(tmp, model_cache_dir, url), clock=FixedClock(at), embedder=embedder)
 
 
 @pytest.fixture(scope="session")

@@ -15,7 +15,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from memory_core import FixedClock, MemoryEngine, MemoryStatus, RetrievalOptions, Settings, ValidationError, open_memory
+from memory_core import FixedClock, MemoryEngine, MemoryStatus, RetrievalOptions, ValidationError, open_memory
 from memory_core.maintenance import archive as archive_module
 from memory_core.maintenance import (
     archive_due,
@@ -26,24 +26,16 @@ from memory_core.maintenance import (
     restore_from_archive,
 )
 from memory_core.maintenance.locks import job_lease
-from tests.conftest import fresh_pg_schema
+from tests.conftest import isolated_settings, open_backend_engine
 
 T0 = datetime(2023, 6, 1, 12, tzinfo=timezone.utc)
 QUIET = RetrievalOptions(use_cache=False, record=False)
 ODD_USER = "../../etc/用户 \"o'brien\"\\x"  # must never become a path
 
 
-def _settings(tmp: Path, model_cache_dir: Path, database_url: str = "", **extra: object) -> Settings:
-    return Settings(_env_file=None, data_dir=tmp / "data", database_url=database_url,  # type: ignore[call-arg]
-                    milvus_uri=str(tmp / "m.db"), model_cache_dir=model_cache_dir, redis_url="",
-                    openai_base_url="", openai_api_key=None, llm_model="", **extra)
-
-
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])
 def engine(request, tmp_path_factory, embedder, model_cache_dir, pg_url) -> Iterator[MemoryEngine]:  # type: ignore[no-untyped-def]
-    tmp = tmp_path_factory.mktemp("archive")
-    url = fresh_pg_schema(pg_url) if request.param == "postgres" else ""
-    eng = open_memory(_settings(tmp, model_cache_dir, url), clock=FixedClock(T0), embedder=embedder)
+    eng = open_backend_engine(request, tmp_path_factory, embedder, model_cache_dir, pg_url, "archive", T0)
     yield eng
     eng.close()
 
@@ -205,7 +197,7 @@ def test_erasure_and_drop(engine: MemoryEngine) -> None:
 @pytest.fixture(scope="module")
 def stripping_engine(tmp_path_factory, embedder, model_cache_dir) -> Iterator[MemoryEngine]:  # type: ignore[no-untyped-def]
     tmp = tmp_path_factory.mktemp("archive-strip")
-    eng = open_memory(_settings(tmp, model_cache_dir, archive_strip_content=True, archive_dir=tmp / "cold"),
+    eng = open_memory(isolated_settings(tmp, model_cache_dir, archive_strip_content=True, archive_dir=tmp / "cold"),
                       clock=FixedClock(T0), embedder=embedder)
     yield eng
     eng.close()

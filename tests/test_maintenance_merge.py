@@ -5,32 +5,23 @@ from __future__ import annotations
 import threading
 import uuid
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 from typing import Iterator, Sequence
 
 import pytest
 
-from memory_core import FixedClock, MemoryEngine, MemoryStatus, RetrievalOptions, Settings, ValidationError, open_memory
+from memory_core import FixedClock, MemoryEngine, MemoryStatus, RetrievalOptions, ValidationError
 from memory_core.llm.base import MemoryBrief, MergeProposal
 from memory_core.llm.offline import OfflineLLM
 from memory_core.maintenance import apply_merge, merge_all, plan_merges, undo_merge
-from tests.conftest import fresh_pg_schema
+from tests.conftest import open_backend_engine
 
 T0 = datetime(2024, 5, 1, 8, tzinfo=timezone.utc)
 QUIET = RetrievalOptions(use_cache=False, record=False)
 
 
-def _settings(tmp: Path, model_cache_dir: Path, database_url: str = "") -> Settings:
-    return Settings(_env_file=None, data_dir=tmp / "data", database_url=database_url,  # type: ignore[call-arg]
-                    milvus_uri=str(tmp / "m.db"), model_cache_dir=model_cache_dir, redis_url="",
-                    openai_base_url="", openai_api_key=None, llm_model="")
-
-
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])
 def engine(request, tmp_path_factory, embedder, model_cache_dir, pg_url) -> Iterator[MemoryEngine]:  # type: ignore[no-untyped-def]
-    tmp = tmp_path_factory.mktemp("merge")
-    url = fresh_pg_schema(pg_url) if request.param == "postgres" else ""
-    eng = open_memory(_settings(tmp, model_cache_dir, url), clock=FixedClock(T0), embedder=embedder)
+    eng = open_backend_engine(request, tmp_path_factory, embedder, model_cache_dir, pg_url, "merge", T0)
     yield eng
     eng.close()
 
