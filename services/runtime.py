@@ -10,6 +10,8 @@ one opened.
 """
 from __future__ import annotations
 
+import os
+
 import logging
 import threading
 from typing import TYPE_CHECKING
@@ -38,6 +40,7 @@ def get_engine() -> "MemoryEngine":
     """
     global _engine, _engine_key, _engine_error
     from memory_core import Settings, open_memory
+    from memory_core.logs import configure_logging, settings_secrets
 
     settings = Settings()
     key = _key(settings)
@@ -47,6 +50,7 @@ def get_engine() -> "MemoryEngine":
         if _engine is not None:
             _close_locked()
         try:
+            configure_logging(os.environ.get("LOG_LEVEL", "INFO"), secrets=settings_secrets(settings))
             _engine = open_memory(settings)
             _engine.warm_up()
         except Exception as exc:
