@@ -6,13 +6,14 @@ to an applied one. Running ``migrate`` twice, or from two processes, is safe.
 """
 from __future__ import annotations
 
-from datetime import datetime, timezone
-from typing import Callable
-
+import fcntl
 import threading
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable, Iterator
 
 from sqlalchemy import Connection, Engine, inspect, select
-from sqlalchemy.exc import OperationalError
 
 from memory_core.storage import schema
 
@@ -46,20 +47,31 @@ def _serialise(conn: Connection) -> None:
 _process_lock = threading.Lock()
 
 
+@contextmanager
+def _sqlite_file_lock(engine: Engine) -> Iterator[None]:
+    """SQLite runs DDL outside any lock other processes respect, so processes migrating one
+    file take turns on an advisory file lock beside it (PostgreSQL uses an advisory lock)."""
+    database = engine.url.database if engine.dialect.name == "sqlite" else None
+    if not database or database == ":memory:":
+        yield
+        return
+    lock_path = Path(database).with_name(Path(database).name + ".migrate.lock")
+    with open(lock_path, "a+") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def migrate(engine: Engine) -> list[int]:
     """Apply pending migrations; returns the versions applied now.
 
-    Threads of one process take turns on a lock; processes on PostgreSQL take turns on an
-    advisory lock; on SQLite a process that loses a CREATE race simply tries again, and then
-    finds the work done.
+    Threads of one process take turns on a lock; processes take turns on an advisory lock
+    (PostgreSQL) or a lock file beside the database (SQLite), and then find the work done.
     """
-    with _process_lock:
-        try:
-            return _migrate(engine)
-        except OperationalError as exc:
-            if "already exists" not in str(exc):
-                raise
-            return _migrate(engine)
+    with _process_lock, _sqlite_file_lock(engine):
+        return _migrate(engine)
 
 
 def _migrate(engine: Engine) -> list[int]:
