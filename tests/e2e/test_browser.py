@@ -161,9 +161,15 @@ def test_sign_in_chat_admin_analytics(server: str) -> None:
 
             # ---- staff sign-in with a password, then the admin page shows the new memory ----------
             page.get_by_role("button", name="Sign out").click()
+            page.get_by_text("Not signed in.").wait_for()  # the sign-out rerun is done
             _wait_idle(page)
             _nav(page, "app")
-            page.get_by_role("textbox", name="Username").fill("lin")
+            username = page.get_by_role("textbox", name="Username")
+            try:
+                username.wait_for(timeout=30_000)
+            except Exception:  # a click that landed during a rerun is dropped by Streamlit: once more
+                _nav(page, "app")
+            username.fill("lin")
             page.get_by_role("textbox", name="Password").fill(STAFF_PASSWORD)
             page.get_by_role("button", name="Sign in").click()
             page.get_by_text("Welcome, Lin (support)").wait_for()
