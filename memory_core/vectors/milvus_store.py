@@ -554,21 +554,7 @@ class MilvusVectorStore(VectorStore):
         cached = self._cached_user(flt.user_id)
         if cached is not None:
             return cached.search(np.asarray(data, dtype=np.float32), flt, limit)
-        name = self._name_for(flt.user_id)
-        with self._guard("search_dense"):
-            if not self._readable(name):
-                return []
-            result = self._client.search(
-                name,
-                data=[data],
-                anns_field="embedding",
-                filter=expr,
-                limit=limit,
-                search_params={"metric_type": "COSINE"},
-                output_fields=_OUTPUT_ID,
-                timeout=self._timeout,
-            )
-        return self._hits(result)
+        return self._search("search_dense", flt.user_id, data, "embedding", "COSINE", expr, limit)
 
     def search_dense_many(self, vectors: Sequence[np.ndarray], flt: VectorFilter, limit: int) -> list[list[VectorHit]]:
         """Several exact cosine searches in one request per ``SEARCH_BATCH`` vectors (same filter)."""
@@ -676,17 +662,23 @@ class MilvusVectorStore(VectorStore):
         query = _truncate_utf8(text, TEXT_MAX_BYTES)
         if not query.strip():
             return []
-        name = self._name_for(flt.user_id)
-        with self._guard("search_keyword"):
+        return self._search("search_keyword", flt.user_id, query, "sparse", "BM25", expr, limit)
+
+    def _search(self, op: str, user_id: str, data: Any, field: str, metric: str, expr: str,
+                limit: int) -> list[VectorHit]:
+        """One search in the user's shard collection (dense and keyword legs differ only in
+        the field searched and its metric)."""
+        name = self._name_for(user_id)
+        with self._guard(op):
             if not self._readable(name):
                 return []
             result = self._client.search(
                 name,
-                data=[query],
-                anns_field="sparse",
+                data=[data],
+                anns_field=field,
                 filter=expr,
                 limit=limit,
-                search_params={"metric_type": "BM25"},
+                search_params={"metric_type": metric},
                 output_fields=_OUTPUT_ID,
                 timeout=self._timeout,
             )
