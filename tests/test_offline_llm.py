@@ -47,12 +47,26 @@ IMPORTANCE = [
     ("我觉得这部电影还行", 2), ("I think the new design is pretty good", 2), ("今天天气不错", 2),
     ("你好", 1), ("谢谢！", 1), ("哈哈哈哈", 1), ("好的", 1), ("hi", 1), ("Thanks!", 1), ("lol", 1), ("ok", 1),
     ("thank you so much", 1), ("Good morning!", 1),
+    # emotional salience: milestones and strongly felt experiences are kept, felt ones live a year
+    ("Bart won first place in the 100 meters at the sports festival", 4), ("Lisa在作文比赛中获得了第一名", 4),
+    ("I finally graduated last week", 4), ("我的狗去世了", 4), ("Lisa felt extremely anxious before her exam", 4),
+    ("Bart在海边放风筝，感到非常开心", 4), ("Lisa felt happy in art class", 3), ("阿黄在公园追小朋友，让Bart感到害怕", 3),
 ]
 
 
 @pytest.mark.parametrize("text,importance", IMPORTANCE, ids=[t for t, _ in IMPORTANCE])
 def test_importance_rules(text: str, importance: int) -> None:
     assert LLM.analyze(text, NOW).importance == importance
+
+
+REACTIONS = ["I'm so happy for you!", "Glad you had fun!", "So sorry to hear that, it sounds awful",
+             "Congrats on the new role, you must be thrilled", "真为你感到高兴", "听到这个消息我很难过"]
+
+
+@pytest.mark.parametrize("text", REACTIONS)
+def test_reactions_to_someone_elses_news_are_not_salient(text: str) -> None:
+    """A reply to another person's news is not the user's own experience: no emotional boost."""
+    assert LLM.analyze(text, NOW).importance <= 3
 
 
 MEMORY_TYPES = [

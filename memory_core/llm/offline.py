@@ -98,6 +98,53 @@ _EPISODE_RE = re.compile(
     r"graduated|got married|had (?:a|an|dinner|lunch|breakfast))\b",
     _I,
 )
+# Emotional salience (MemoryBank, Generative Agents' "poignancy"): what moved the user is what a
+# companion is expected to remember. Life milestones and strongly felt experiences are kept (4);
+# an experience told with a feeling lives a year (3). Reactions to someone else's news ("so happy
+# for you", "sorry to hear that") are not the user's experience and get no boost.
+_MILESTONE_RE = re.compile(
+    r"第一名|第二名|第三名|冠军|亚军|获奖|得奖|颁奖|奖学金|奖牌|奖状|获得了?[^，。,.]{0,10}(?:奖|名|称号)|赢得|考上|录取|"
+    r"毕业|升职|晋升|加薪|结婚|订婚|婚礼|求婚|生了(?:宝宝|孩子|儿子|女儿)|出生了|去世|过世|葬礼|离婚|分手|住院|"
+    r"手术|车祸|退休|失业|被裁|裁员|买了?房|领养|收养|第一次|"
+    r"\bwon\b|\bwinning\b|\b(?:first|second|third) place\b|\bchampion(?:ship)?s?\b|\bawards?\b|\bawarded\b|"
+    r"\bprize\b|\bscholarship\b|\bmedal\b|\bpromot(?:ed|ion)\b|\bgraduat(?:ed|ion)\b|\braise\b|"
+    r"\bgot (?:accepted|admitted|engaged|married|hired|fired|divorced|adopted)\b|\bwedding\b|\bproposed\b|"
+    r"\bpassed away\b|\bdied\b|\bfuneral\b|\bbroke up\b|\bdivorc|\bhospital(?:ised|ized)?\b|\bsurgery\b|"
+    r"\baccident\b|\bretir(?:ed|ement)\b|\blaid off\b|\badopt(?:ed|ion)\b|\bnew job\b|"
+    r"\bbought (?:a|our|my) (?:house|home|flat|apartment)\b|\bfirst time\b",
+    _I,
+)
+_EMOTION_WORDS = (
+    r"开心|高兴|快乐|喜悦|幸福|兴奋|激动|感动|自豪|骄傲|满足|欣慰|难过|伤心|悲伤|痛苦|失落|沮丧|孤独|害怕|恐惧|"
+    r"紧张|焦虑|担心|生气|愤怒|委屈|崩溃|后悔|尴尬|失望|心碎|绝望|惊喜|感激|"
+    r"happy|glad|joyful|thrilled|excited|proud|grateful|sad|upset|heartbroken|devastated|"
+    r"lonely|scared|afraid|terrified|nervous|anxious|worried|angry|furious|frustrated|disappointed|"
+    r"embarrassed|ashamed|overwhelmed|stressed|miserable|ecstatic|overjoyed|delighted"
+)
+_EMOTION_RE = re.compile(rf"(?:{_EMOTION_WORDS})", _I)
+_INTENSE_EMOTION_RE = re.compile(
+    rf"(?:非常|特别|十分|极其|无比|超级|太|好|很|真)(?:的)?(?:{_EMOTION_WORDS})|"
+    rf"\b(?:very|so|really|extremely|incredibly|deeply|truly|super|totally)\s+(?:{_EMOTION_WORDS})\b|"
+    r"心碎|崩溃|痛哭|狂喜|\b(?:heartbroken|devastated|terrified|furious|ecstatic|overjoyed)\b",
+    _I,
+)
+_REACTION_RE = re.compile(
+    rf"(?:为|替)(?:你|他|她|你们|他们)(?:感到)?(?:{_EMOTION_WORDS})|听到[^，。,.]{{0,12}}(?:{_EMOTION_WORDS})|"
+    rf"\b(?:{_EMOTION_WORDS}) (?:for|of) (?:you|him|her|them|u|y'all)\b|\b(?:{_EMOTION_WORDS}) to (?:hear|see|know)\b|"
+    rf"\b(?:{_EMOTION_WORDS}) (?:that )?(?:you|u)\b|\bsorry (?:to|for|about)\b|\bcongrat",
+    _I,
+)
+
+
+def _salience(text: str) -> int:
+    """4 for a life milestone or a strongly felt experience, 3 for a felt one, 0 otherwise."""
+    if _REACTION_RE.search(text):
+        return 0
+    if _MILESTONE_RE.search(text) or _INTENSE_EMOTION_RE.search(text):
+        return 4
+    return 3 if _EMOTION_RE.search(text) else 0
+
+
 _PROCEDURAL_RES = (
     re.compile(
         r"(?:请|以后|今后|每次|总是|始终|一律|记得|不要|别)[^。！？!?]{0,12}"
@@ -134,8 +181,9 @@ def _is_procedural(text: str) -> bool:
 
 
 def importance_of(text: str, now: datetime) -> int:
-    """1-5 by rules: health/safety 5; slots, family, job, firm preferences, instructions 4;
-    plans, dated events, hobbies 3; opinions and other content 2; small talk 1."""
+    """1-5 by rules: health/safety 5; slots, family, job, firm preferences, instructions, life
+    milestones and strongly felt experiences 4; plans, dated events, hobbies, felt experiences 3;
+    opinions and other content 2; small talk 1."""
     if _SAFETY_RE.search(text):
         return 5
     if _is_small_talk(text):
@@ -144,6 +192,9 @@ def importance_of(text: str, now: datetime) -> int:
         return 4
     if _is_procedural(text):
         return 4
+    salience = _salience(text)
+    if salience:
+        return salience
     if _PLAN_RE.search(text) or _HOBBY_RE.search(text) or _EPISODE_RE.search(text):
         return 3
     if _OPINION_RE.search(text):
