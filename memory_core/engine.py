@@ -377,6 +377,16 @@ class MemoryEngine:
         self.embedder.embed_query("warm up")
         self.llm.rewrite_query("昨天 yesterday", self.clock.now())
 
+    def prepare_user(self, user_id: str, wait: bool = False) -> bool:
+        """Warm what a user's first search needs (their vectors, in embedded mode). Cheap and
+        safe to call on every page load; a failure only means the first search is slower."""
+        user_id = check_user_id(user_id)
+        try:
+            return self.vectors.prepare_user(user_id, wait=wait)
+        except Exception as exc:  # noqa: BLE001 - warming is best effort; search still works
+            log.debug("prepare_user failed: %s", exc)
+            return False
+
     def flush(self) -> None:
         """Wait for queued telemetry (latency rows, access counts) to be written."""
         self.recorder.flush()

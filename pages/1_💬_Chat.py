@@ -27,6 +27,7 @@ settings = runtime.app_settings()
 engine = engine_or_stop()
 chat = ChatService(engine, top_k=settings.chat_top_k, history_turns=settings.chat_history_turns)
 state = st.session_state
+chat.prepare(principal)  # loads the user's vectors in the background while they type
 
 if "chat_session" not in state:
     state["chat_session"] = new_session_id()

@@ -140,6 +140,11 @@ class ChatService:
         self.history_turns = history_turns
 
     # ---- sessions --------------------------------------------------------------------------
+    def prepare(self, principal: Principal) -> None:
+        """Warm the user's retrieval (their vectors) without blocking the page: a person takes
+        seconds to type the first message, the load takes a fraction of a second."""
+        self.engine.prepare_user(principal.user_id)
+
     def sessions(self, principal: Principal, limit: int = 30) -> list[dict[str, Any]]:
         """The user's past sessions, most recent first, with a short title from the first message."""
         out = []

@@ -636,3 +636,28 @@ def test_a_cache_miss_is_answered_by_milvus_and_warms_in_the_background(tmp_path
         assert s.search_dense(v, VectorFilter(user_id=user), 1)[0].memory_id == "k1"  # the cache answered
     finally:
         s.close()
+
+
+def test_prepare_user_loads_before_the_first_search_and_is_idempotent(tmp_path: Path) -> None:
+    s = MilvusVectorStore(str(tmp_path / "prep.db"), "memories", DIM, shards=2)
+    uncached = MilvusVectorStore(str(tmp_path / "prep.db"), "memories", DIM, shards=2, vector_cache_rows=0)
+    try:
+        user, v = "u-prep", unit()
+        s.upsert([rec("p1", user, v), rec("p2", user), rec("p3", "u-other", v)])
+        assert s._vcache is not None and s._vcache.get(user) is None  # noqa: SLF001
+        assert s.prepare_user(user, wait=True) is True
+        assert set(s._vcache.get(user).ids) == {"p1", "p2"}  # noqa: SLF001 - only the user's own rows
+        assert s.prepare_user(user) is True  # already loaded: nothing scheduled
+        flt = VectorFilter(user_id=user)
+        assert [h.memory_id for h in s.search_dense(v, flt, 5)] == [h.memory_id for h in uncached.search_dense(v, flt, 5)]
+        assert uncached.prepare_user(user, wait=True) is False  # no cache (a server store): nothing to prepare
+        with pytest.raises(ValidationError):
+            s.prepare_user("bad\x00id", wait=True)
+        assert s.prepare_user("u-other") is False  # background load scheduled
+        deadline = time.monotonic() + 30
+        while s._vcache.get("u-other") is None and time.monotonic() < deadline:  # noqa: SLF001
+            time.sleep(0.05)
+        assert s._vcache.get("u-other") is not None  # noqa: SLF001
+    finally:
+        uncached.close()
+        s.close()

@@ -2,6 +2,8 @@
 forget requests, sessions; plus the demo loader and the analytics it feeds."""
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from memory_core import MemoryQuery
@@ -113,3 +115,21 @@ def test_demo_seed_and_analytics(engine) -> None:  # type: ignore[no-untyped-def
     assert numbers["users"] == 2 and numbers["searches"] == 2 and numbers["p95_ms"] > 0
     growth = analytics.growth_frame(engine)
     assert growth["stored"].iloc[-1] == numbers["memories_total"]
+
+
+def test_opening_the_chat_warms_only_that_users_vectors(engine) -> None:  # type: ignore[no-untyped-def]
+    """The page calls ``prepare`` on load; the user's vectors are then cached before the first
+    search (embedded store), and nobody else's are."""
+    engine.add("zhangsan", "我对芒果过敏")
+    engine.add("alice", "I live in Seattle")
+    cache = engine.vectors._vcache  # noqa: SLF001 - the embedded store's per-user cache
+    assert cache is not None
+    deadline = time.monotonic() + 30  # the writes' duplicate checks started background loads
+    while engine.vectors._loading and time.monotonic() < deadline:  # noqa: SLF001
+        time.sleep(0.02)
+    cache.clear()
+    assert cache.get("zhangsan") is None
+    ChatService(engine).prepare(ZHANG)
+    assert engine.prepare_user("zhangsan", wait=True) is True  # waits for (or repeats) the load
+    entry = cache.get("zhangsan")
+    assert entry is not None and entry.rows == 1 and cache.get("alice") is None

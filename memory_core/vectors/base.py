@@ -89,5 +89,11 @@ class VectorStore(ABC):
     def ping(self) -> bool:
         """True when the backend answers; never raises."""
 
+    def prepare_user(self, user_id: str, wait: bool = False) -> bool:
+        """Get ready to search ``user_id`` (an adapter with a per-user cache loads it now rather
+        than in the user's first search). Returns True when the user is ready; the default has
+        nothing to prepare and says so."""
+        return False
+
     def close(self) -> None:  # pragma: no cover - default no-op
         pass

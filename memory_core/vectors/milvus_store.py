@@ -601,6 +601,21 @@ class MilvusVectorStore(VectorStore):
             self._schedule_load(user_id)
         return entry
 
+    def prepare_user(self, user_id: str, wait: bool = False) -> bool:
+        """Load the user's vectors into the cache before their first search: the app calls this
+        when a user opens a chat, seconds before they send a message, so the first search is as
+        fast as the rest. ``wait`` loads in the caller's thread; otherwise in the background."""
+        cache = self._vcache
+        if cache is None:
+            return False
+        validate_id(user_id, "user_id")
+        if cache.get(user_id) is not None:
+            return True
+        if wait:
+            return self.load_user_vectors(user_id)
+        self._schedule_load(user_id)
+        return False
+
     def _schedule_load(self, user_id: str) -> None:
         with self._loader_lock:
             if self._closed or user_id in self._loading:
