@@ -296,30 +296,24 @@ class RetrievalPipeline:
         window = timedelta(seconds=s.neighbour_window_s)
         by_id = {c.memory_id: c for c in candidates}
         seeds = sorted(candidates, key=lambda c: -self._relevance(c, options))[: s.neighbour_seeds]
-        # One SQL query for every seed's window (was two paged list() calls per seed, each with a
-        # count(*): 32 statements, ~58 ms of a ~75 ms search on the benchmark). ``nearby`` is in
-        # (created_at, memory_id) order, the order list() used.
-        nearby = _nearby_active(self.repo, user_id, [records[c.memory_id].created_at for c in seeds], window)
-        for seed in seeds:
+        # Two SQL statements for all seeds: the ids of each seed's next and previous memory (one
+        # LIMIT 1 subquery per side, so a burst of memories written in the same second, e.g. an
+        # import, never loads the whole burst), then those rows.
+        adjacent = _adjacent_active(self.repo, user_id, [records[c.memory_id].created_at for c in seeds], window)
+        for seed, (after, before) in zip(seeds, adjacent):
             base = self._relevance(seed, options)
             record = records[seed.memory_id]
-            t0 = record.created_at
-            after = [r for r in nearby if t0 + timedelta(microseconds=1) <= r.created_at < t0 + window][:1]
-            earlier = [r for r in nearby if t0 - window <= r.created_at < t0]
-            latest = max((r.created_at for r in earlier), default=None)
-            before = [r for r in earlier if r.created_at == latest][:1]  # newest first, ties by memory_id
-            for found, factor in ((after[:1], s.neighbour_next_share), (before[:1], s.neighbour_prev_share)):
-                for neighbour in found:
-                    if record.session_id is not None and neighbour.session_id != record.session_id:
-                        continue
-                    if not self._admissible(neighbour, user_id, now, filters, filters.time_range):
-                        continue
-                    c = by_id.get(neighbour.memory_id)
-                    if c is None:
-                        c = by_id[neighbour.memory_id] = _Candidate(neighbour.memory_id)
-                        candidates.append(c)
-                        records[neighbour.memory_id] = neighbour
-                    c.neighbour = max(c.neighbour, factor * base)
+            for neighbour, factor in ((after, s.neighbour_next_share), (before, s.neighbour_prev_share)):
+                if neighbour is None or (record.session_id is not None and neighbour.session_id != record.session_id):
+                    continue
+                if not self._admissible(neighbour, user_id, now, filters, filters.time_range):
+                    continue
+                c = by_id.get(neighbour.memory_id)
+                if c is None:
+                    c = by_id[neighbour.memory_id] = _Candidate(neighbour.memory_id)
+                    candidates.append(c)
+                    records[neighbour.memory_id] = neighbour
+                c.neighbour = max(c.neighbour, factor * base)
 
     @staticmethod
     def _admissible(record: MemoryRecord, user_id: str, now: datetime, filters: SearchFilters,
@@ -406,25 +400,35 @@ class RetrievalPipeline:
         ))
 
 
-def _nearby_active(repo: SqlRepository, user_id: str, times: Sequence[datetime],
-                   window: timedelta) -> list[MemoryRecord]:
-    """The user's active memories within ``window`` of any of ``times``, ordered by
-    (created_at, memory_id): the neighbour candidates of several seeds in one query."""
+def _adjacent_active(repo: SqlRepository, user_id: str, times: Sequence[datetime],
+                     window: timedelta) -> list[tuple[MemoryRecord | None, MemoryRecord | None]]:
+    """For each time, the user's active memory written next after it and the one written last
+    before it, each within ``window`` (ties: the smaller memory_id). One UNION ALL of LIMIT 1
+    subqueries, then one fetch of the rows found."""
     if not times:
         return []
-    from sqlalchemy import and_, or_, select
+    from sqlalchemy import Integer, literal, select, union_all
 
-    from memory_core.storage.repository import to_record
     from memory_core.storage.schema import MemoryRow
 
-    spans = or_(*[and_(MemoryRow.created_at >= t - window, MemoryRow.created_at < t + window) for t in times])
+    mine = (MemoryRow.user_id == user_id, MemoryRow.status == MemoryStatus.ACTIVE.value)
+    parts = []
+    for i, t in enumerate(times):
+        seed, after, before = literal(i, Integer), literal(1, Integer), literal(0, Integer)
+        parts.append(select(seed.label("seed"), after.label("side"), MemoryRow.memory_id)
+                     .where(*mine, MemoryRow.created_at >= t + timedelta(microseconds=1),
+                            MemoryRow.created_at < t + window)
+                     .order_by(MemoryRow.created_at, MemoryRow.memory_id).limit(1).subquery())
+        parts.append(select(seed.label("seed"), before.label("side"), MemoryRow.memory_id)
+                     .where(*mine, MemoryRow.created_at >= t - window, MemoryRow.created_at < t)
+                     .order_by(MemoryRow.created_at.desc(), MemoryRow.memory_id).limit(1).subquery())
     with repo.session() as session:
-        rows = session.scalars(
-            select(MemoryRow)
-            .where(MemoryRow.user_id == user_id, MemoryRow.status == MemoryStatus.ACTIVE.value, spans)
-            .order_by(MemoryRow.created_at, MemoryRow.memory_id)
-        )
-        return [to_record(row) for row in rows]
+        found = session.execute(union_all(*[select(p) for p in parts])).all()
+    rows = repo.get_many(sorted({str(mid) for _seed, _side, mid in found}))
+    out: list[list[MemoryRecord | None]] = [[None, None] for _ in times]
+    for seed_index, side, memory_id in found:
+        out[int(seed_index)][0 if int(side) == 1 else 1] = rows.get(str(memory_id))
+    return [(a, b) for a, b in out]
 
 
 def _filters_json(filters: SearchFilters) -> dict[str, Any]:

@@ -81,3 +81,34 @@ def test_configured_reranker_scores_the_candidates(make_engine, tmp_path: Path) 
         assert result.parts.rerank is not None and 0.0 <= result.parts.rerank <= 1.0
         assert result.parts.relevance == pytest.approx(result.parts.rerank, abs=1e-6)
     assert engine.health()["reranker"] == reranker.name
+
+
+@pytest.mark.parametrize("sql", ["sqlite", "postgres"])
+def test_neighbour_expansion_credits_the_next_turn_of_the_same_session_only(make_engine, sql: str) -> None:
+    """An answer rarely shares words with the question that matched: the turn written right after
+    a strong hit (same session) gets part of its score; the next memory of another session does
+    not; a burst of memories written in the same second (an import) is handled without loading it."""
+    from memory_core import AddItem, RetrievalOptions
+
+    engine = make_engine(sql=sql, clock=FixedClock(NOW))
+    t0 = NOW - timedelta(days=3)
+    burst = [AddItem("u1", f"Gardening note {i}: the tomatoes in bed {i} need water", session_id="g",
+                     at=t0 - timedelta(seconds=30)) for i in range(40)]
+    turns = [
+        AddItem("u1", "Do you have any pets at home?", session_id="s1", at=t0),
+        AddItem("u1", "Yes! Two little ones called Miso and Tofu.", session_id="s1", at=t0 + timedelta(seconds=1)),
+        AddItem("u1", "The weather was grey all week in Leeds.", session_id="s2", at=t0 + timedelta(seconds=2)),
+    ]
+    ids = [r.memory_ids[0] for r in engine.add_many(burst + turns)]
+    question, answer, other_session = ids[-3:]
+
+    def scores(use_neighbours: bool) -> dict[str, float]:
+        response = engine.search("u1", "Do you have any pets?", top_k=50,
+                                 options=RetrievalOptions(use_cache=False, record=False, use_neighbours=use_neighbours))
+        return {r.memory_id: r.parts.relevance for r in response.results}
+
+    with_n, without = scores(True), scores(False)
+    assert next(iter(with_n)) == question
+    assert with_n[answer] > without.get(answer, 0.0) + 0.1  # the answer is lifted by its question
+    assert with_n.get(other_session, 0.0) == pytest.approx(without.get(other_session, 0.0))  # other session: no credit
+    assert answer in list(with_n)[:3]

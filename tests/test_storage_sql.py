@@ -44,6 +44,27 @@ def test_migrations_apply_once_and_concurrently(sql_url: str) -> None:
     assert {"memories", "memory_history", "messages", "retrieval_metrics", "job_runs", "job_locks"} <= tables
     columns = {c["name"] for c in inspect(engine).get_columns("memories")}
     assert {"metadata", "superseded_by", "vector_written", "content_hash", "access_count", "source"} <= columns
+    indexes = {i["name"]: i["column_names"] for i in inspect(engine).get_indexes("memories")}
+    assert indexes["ix_memories_user_status_created"] == ["user_id", "status", "created_at"]
+
+
+def test_a_database_at_version_1_is_upgraded_in_place(sql_url: str) -> None:
+    """A deployment made before migration 2 keeps its rows and gains the index."""
+    from sqlalchemy import text
+
+    from memory_core.storage import schema
+    from memory_core.storage.migrations import MIGRATIONS as ALL
+
+    engine = create_sql_engine(sql_url)
+    with engine.begin() as conn:
+        schema.SchemaMigrationRow.__table__.create(conn)
+        ALL[0][2](conn)
+        conn.execute(schema.SchemaMigrationRow.__table__.insert().values(
+            version=1, name="initial", applied_at=datetime.now(timezone.utc)))
+        conn.execute(text("DROP INDEX IF EXISTS ix_memories_user_status_created"))  # as version 1 left it
+    assert current_version(engine) == 1
+    assert migrate(engine) == [m[0] for m in ALL[1:]]
+    assert "ix_memories_user_status_created" in {i["name"] for i in inspect(engine).get_indexes("memories")}
 
 
 def test_migrations_from_several_processes_at_once(sql_url: str) -> None:
@@ -60,7 +81,7 @@ def test_migrations_from_several_processes_at_once(sql_url: str) -> None:
     outputs = [p.communicate(timeout=120) for p in procs]
     assert [p.returncode for p in procs] == [0, 0, 0], [err[-800:] for _, err in outputs]
     applied = sorted(out.strip() for out, _ in outputs)
-    assert applied == ["[1]", "[]", "[]"]
+    assert applied == [str([m[0] for m in MIGRATIONS]), "[]", "[]"]
 
 
 def test_job_lease_is_exclusive_until_it_expires(sql_url: str) -> None:

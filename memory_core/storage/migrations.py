@@ -32,8 +32,16 @@ def _m0001_initial(conn: Connection) -> None:
     schema.Base.metadata.create_all(conn, tables=tables, checkfirst=True)
 
 
+def _m0002_user_timeline_index(conn: Connection) -> None:
+    """Neighbour expansion asks, per search, for a user's active memory written just before and
+    just after a hit: an index on (user_id, status, created_at) makes each an index seek."""
+    conn.exec_driver_sql(
+        "CREATE INDEX IF NOT EXISTS ix_memories_user_status_created ON memories (user_id, status, created_at)")
+
+
 MIGRATIONS: list[Migration] = [
     (1, "initial", _m0001_initial),
+    (2, "user timeline index", _m0002_user_timeline_index),
 ]
 
 
