@@ -3,7 +3,7 @@ their history and provenance, run maintenance, import and export. Every service 
 the signed-in principal and is refused for anyone who is not staff."""
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pandas as pd

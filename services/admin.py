@@ -17,7 +17,7 @@ from services import scheduler as sched
 from services.auth import Principal
 
 if TYPE_CHECKING:
-    from memory_core import HistoryEntry, MemoryEngine, MemoryRecord, Page, ReconcileReport
+    from memory_core import HistoryEntry, MemoryEngine, MemoryRecord, Page
 
 IMPORT_FIELDS = ("user_id", "content", "at", "session_id", "importance")
 MAX_IMPORT_ROWS = 100_000

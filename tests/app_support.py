@@ -6,7 +6,6 @@ DATA_DIR / DATABASE_URL / MILVUS_URI / MODEL_CACHE_DIR to temp paths and let
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Iterator
 
