@@ -29,7 +29,7 @@ from memory_core.storage.repository import snapshot
 from memory_core.storage.schema import MemoryRow
 from memory_core.types import MemoryStatus
 from memory_core.validation import check_memory_id
-from memory_core.vectors.base import VectorFilter
+from memory_core.vectors.base import VectorFilter, VectorHit
 
 if TYPE_CHECKING:
     from memory_core.engine import MemoryEngine
@@ -45,7 +45,7 @@ def _entity_key(values: Sequence[str]) -> set[str]:
 @dataclass(frozen=True)
 class _EntityRow:
     memory_id: str
-    entities: list[str]
+    entities: frozenset[str]  # already normalised by ``_entity_key``
 
 
 def _recent_active(engine: "MemoryEngine", user_id: str) -> list[_EntityRow]:
@@ -58,37 +58,47 @@ def _recent_active(engine: "MemoryEngine", user_id: str) -> list[_EntityRow]:
             .order_by(MemoryRow.created_at.desc())
             .limit(ENTITY_SCAN_LIMIT)
         )
-        return [_EntityRow(memory_id, list(entities or [])) for memory_id, entities in rows]
+        return [_EntityRow(memory_id, frozenset(_entity_key(entities or []))) for memory_id, entities in rows]
 
 
-def _candidates(engine: "MemoryEngine", new: MemoryRecord, vector: np.ndarray,
-                by_entity: list[_EntityRow]) -> list[MemoryRecord]:
-    """The user's active memories most likely to be about the same thing as ``new``."""
+def _ranked_ids(engine: "MemoryEngine", new: MemoryRecord, hits: Sequence[VectorHit],
+                by_entity: list[_EntityRow]) -> list[str]:
+    """Ids of the user's active memories most likely to be about the same thing as ``new``:
+    close in meaning (cosine >= ``conflict_similarity``) or sharing entities, best first."""
     s = engine.settings
     scores: dict[str, float] = {}
-    try:
-        hits = engine.vectors.search_dense(
-            vector, VectorFilter(user_id=new.user_id, now=epoch(engine.clock.now())),
-            limit=2 * s.conflict_max_candidates + 1,
-        )
-        for hit in hits:
-            if hit.memory_id != new.memory_id and hit.score >= s.conflict_similarity:
-                scores[hit.memory_id] = float(hit.score)
-    except Exception as exc:  # the store being down must not block writing; entities still work
-        log.warning("conflict search skipped the vector store: %s", exc)
+    for hit in hits:
+        if hit.memory_id != new.memory_id and hit.score >= s.conflict_similarity:
+            scores[hit.memory_id] = float(hit.score)
     mine = _entity_key(new.entities)
-    known: dict[str, MemoryRecord] = {}
     if mine:
         for other in by_entity:
-            shared = len(mine & _entity_key(other.entities))
+            shared = len(mine & other.entities)
             if shared and other.memory_id != new.memory_id:
                 scores[other.memory_id] = scores.get(other.memory_id, 0.0) + 0.05 * shared + 0.5
-    missing = [mid for mid in scores if mid not in known]
-    known.update(engine.repo.get_many(missing))
-    ranked = sorted(scores, key=lambda mid: -scores[mid])
-    out = [known[mid] for mid in ranked
-           if mid in known and known[mid].user_id == new.user_id and known[mid].status is MemoryStatus.ACTIVE]
-    return out[: s.conflict_max_candidates]
+    # Rank on ids and load only the best few rows later: a common entity ("mom", a home town) can
+    # be shared by hundreds of a user's memories, and loading them all was most of a write's time.
+    return sorted(scores, key=lambda mid: (-scores[mid], mid))[: 2 * s.conflict_max_candidates]
+
+
+def _dense_hits(engine: "MemoryEngine", news: Sequence[MemoryRecord],
+                vectors: Mapping[str, np.ndarray]) -> dict[str, list[VectorHit]]:
+    """Each new memory's nearest active memories of its user: one batched search per user."""
+    s = engine.settings
+    out: dict[str, list[VectorHit]] = {}
+    by_user: dict[str, list[MemoryRecord]] = {}
+    for record in news:
+        by_user.setdefault(record.user_id, []).append(record)
+    for user_id, records in by_user.items():
+        flt = VectorFilter(user_id=user_id, now=epoch(engine.clock.now()))
+        try:
+            found = engine.vectors.search_dense_many([vectors[r.memory_id] for r in records], flt,
+                                                     2 * s.conflict_max_candidates + 1)
+        except Exception as exc:  # the store being down must not block writing; entities still work
+            log.warning("conflict search skipped the vector store: %s", exc)
+            found = [[] for _ in records]
+        out.update({r.memory_id: hits for r, hits in zip(records, found)})
+    return out
 
 
 def supersede(engine: "MemoryEngine", older: MemoryRecord, newer: MemoryRecord, actor: str) -> bool:
@@ -135,15 +145,23 @@ def resolve_conflicts(engine: "MemoryEngine", memory_ids: Sequence[str], actor: 
     if todo:
         for record, vector in zip(todo, engine.embedder.embed_passages([embed_text(r.content) for r in todo])):
             given[record.memory_id] = vector
-    by_user: dict[str, list[MemoryRecord]] = {}
+    hits = _dense_hits(engine, news, given)
+    by_user: dict[str, list[_EntityRow]] = {}
+    ranked: dict[str, list[str]] = {}
+    for new in news:
+        if new.user_id not in by_user:
+            by_user[new.user_id] = _recent_active(engine, new.user_id)
+        ranked[new.memory_id] = _ranked_ids(engine, new, hits[new.memory_id], by_user[new.user_id])
+    known = engine.repo.get_many(sorted({mid for ids in ranked.values() for mid in ids}))
+    limit = engine.settings.conflict_max_candidates
     pairs: list[tuple[str, str]] = []
     gone: set[str] = set()
     for new in news:
         if new.memory_id in gone:
             continue
-        if new.user_id not in by_user:
-            by_user[new.user_id] = _recent_active(engine, new.user_id)
-        for other in _candidates(engine, new, given[new.memory_id], by_user[new.user_id]):
+        candidates = [known[mid] for mid in ranked[new.memory_id] if mid in known
+                      and known[mid].user_id == new.user_id and known[mid].status is MemoryStatus.ACTIVE][:limit]
+        for other in candidates:
             if other.memory_id in gone:
                 continue
             newer, older = (new, other) if new.created_at >= other.created_at else (other, new)
