@@ -150,9 +150,12 @@ def run_size(label: str, workdir: Path, queries: int = 200, progress: Callable[[
     items = [AddItem(user_id=query_users[i % len(query_users)],
                      content=f"{pool.sentences[(i * 104729) % len(pool)]} — note {i} {fresh[i % 400]}")
              for i in range(512)]
+    profiler = _profiler(label, "add_many")
     started = time.perf_counter()
     engine.add_many(items)
     add_many_per_s = len(items) / (time.perf_counter() - started)
+    if profiler is not None:
+        profiler()
     loads["add"] = load_avg()
     engine.flush()
     cache = getattr(store, "_vcache", None)
@@ -189,6 +192,24 @@ def run_size(label: str, workdir: Path, queries: int = 200, progress: Callable[[
     }
     shutil.rmtree(root, ignore_errors=True) if os.environ.get("BENCH_KEEP") != "1" else None
     return result
+
+
+def _profiler(label: str, what: str) -> Callable[[], None] | None:
+    """With BENCH_PROFILE=1, profile one phase with pyinstrument (install it yourself) and write
+    the tree to bench/results/profile-SIZE-PHASE.txt; returns the function that stops it."""
+    if os.environ.get("BENCH_PROFILE") != "1":
+        return None
+    from pyinstrument import Profiler
+
+    profiler = Profiler()
+    profiler.start()
+
+    def stop() -> None:
+        profiler.stop()
+        out = REPO_ROOT / "bench" / "results" / f"profile-{label}-{what}.txt"
+        out.write_text(profiler.output_text(unicode=True, color=False), encoding="utf-8")
+
+    return stop
 
 
 def batch_offset(spec: Any, uid: str) -> int:
