@@ -283,14 +283,16 @@ class WritePipeline:
                               note=f"absorbed {len(copies)} near-duplicate(s)")
 
     def _index(self, chunks: list[_Chunk]) -> set[str]:
-        """Upsert the new vectors; returns the ids left pending (the store failed)."""
+        """Insert the new vectors (fresh ids); returns the ids left pending (the store failed).
+        Pending ones are re-indexed by reconcile with ``upsert``, which replaces any copy a
+        failed-but-applied insert left behind."""
         if not chunks:
             return set()
         records = self.repo.get_many([c.memory_id for c in chunks])
         by_id = {c.memory_id: c for c in chunks}
         batch = [vector_record(records[mid], by_id[mid].vector) for mid in records]
         try:
-            self.vectors.upsert(batch)
+            self.vectors.insert_new(batch)
         except Exception as exc:
             log.warning("vector write failed for %d memories; they stay pending for reconcile: %s", len(batch), exc)
             return set(by_id)

@@ -14,10 +14,10 @@ class FailingWritesStore(MilvusVectorStore):
 
     failing = True
 
-    def upsert(self, records: Sequence[VectorRecord]) -> None:
+    def _write(self, records: Sequence[VectorRecord], fresh: bool) -> None:  # upsert and insert_new
         if self.failing:
             raise BackendUnavailable("injected: milvus write failed")
-        super().upsert(records)
+        super()._write(records, fresh)
 
 
 class DownStore(MilvusVectorStore):
@@ -29,9 +29,9 @@ class DownStore(MilvusVectorStore):
         if self.down:
             raise BackendUnavailable("injected: milvus unavailable")
 
-    def upsert(self, records):  # type: ignore[no-untyped-def]
+    def _write(self, records, fresh):  # type: ignore[no-untyped-def]
         self._check()
-        super().upsert(records)
+        super()._write(records, fresh)
 
     def search_dense(self, vector, flt, limit):  # type: ignore[no-untyped-def]
         self._check()
@@ -48,5 +48,5 @@ class DownStore(MilvusVectorStore):
 class DiesOnUpsertStore(MilvusVectorStore):
     """Kills the whole process at the vector write: the SQL commit has happened, nothing else."""
 
-    def upsert(self, records: Sequence[VectorRecord]) -> None:
+    def _write(self, records: Sequence[VectorRecord], fresh: bool) -> None:
         os._exit(17)

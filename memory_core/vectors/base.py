@@ -51,6 +51,11 @@ class VectorStore(ABC):
     @abstractmethod
     def upsert(self, records: Sequence[VectorRecord]) -> None: ...
 
+    def insert_new(self, records: Sequence[VectorRecord]) -> None:
+        """Write vectors of memories that were never indexed (fresh ids). Adapters whose insert
+        is cheaper than their upsert override this; retries and re-indexing use ``upsert``."""
+        self.upsert(records)
+
     @abstractmethod
     def delete(self, memory_ids: Sequence[str]) -> None: ...
 
@@ -88,6 +93,12 @@ class VectorStore(ABC):
     @abstractmethod
     def ping(self) -> bool:
         """True when the backend answers; never raises."""
+
+    def vectors_of(self, user_id: str, memory_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Stored vectors of some of one user's memories (ids of other users are ignored).
+        Retrieval's feedback leg reads its seeds' vectors here; the default has none to give,
+        which turns that leg off."""
+        return {}
 
     def prepare_user(self, user_id: str, wait: bool = False) -> bool:
         """Get ready to search ``user_id`` (an adapter with a per-user cache loads it now rather

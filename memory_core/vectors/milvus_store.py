@@ -480,6 +480,15 @@ class MilvusVectorStore(VectorStore):
 
     def upsert(self, records: Sequence[VectorRecord]) -> None:
         """Insert or replace by ``memory_id``; validated in full before anything is written."""
+        self._write(records, fresh=False)
+
+    def insert_new(self, records: Sequence[VectorRecord]) -> None:
+        """A plain insert for ids never indexed before: Lite's upsert is a delete plus an insert
+        and cost 2-5x as much in a 60k-row shard (most of ``add_many`` at 1M memories). Any
+        retry or re-index of the same ids goes through ``upsert``, which replaces every copy."""
+        self._write(records, fresh=True)
+
+    def _write(self, records: Sequence[VectorRecord], fresh: bool) -> None:
         latest: dict[str, dict[str, Any]] = {}
         for record in records:  # a repeated id in one call: the last one wins, no duplicates
             row = self._row(record)
@@ -494,18 +503,21 @@ class MilvusVectorStore(VectorStore):
             for row in rows:
                 row_bytes = len(row["text"].encode("utf-8")) + 4 * self._dim + 512
                 if batch and (len(batch) >= UPSERT_BATCH_ROWS or batch_bytes + row_bytes > UPSERT_BATCH_BYTES):
-                    self._upsert_batch(name, batch)
+                    self._upsert_batch(name, batch, fresh)
                     batch, batch_bytes = [], 0
                 batch.append(row)
                 batch_bytes += row_bytes
             if batch:
-                self._upsert_batch(name, batch)
+                self._upsert_batch(name, batch, fresh)
 
-    def _upsert_batch(self, name: str, rows: list[dict[str, Any]]) -> None:
+    def _upsert_batch(self, name: str, rows: list[dict[str, Any]], fresh: bool = False) -> None:
         try:
-            with self._guard("upsert"):
+            with self._guard("insert" if fresh else "upsert"):
                 self._writable(name)
-                self._client.upsert(name, rows, timeout=self._timeout)
+                if fresh:
+                    self._client.insert(name, rows, timeout=self._timeout)
+                else:
+                    self._client.upsert(name, rows, timeout=self._timeout)
         except BaseException:
             if self._vcache is not None:  # outcome unknown: forget these users' cached vectors
                 for user in {r["user_id"] for r in rows}:
@@ -600,6 +612,25 @@ class MilvusVectorStore(VectorStore):
         if entry is None:
             self._schedule_load(user_id)
         return entry
+
+    def vectors_of(self, user_id: str, memory_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """From the user's cached vectors when loaded (unit length, as stored), else one query
+        on the user's shard with the same escaped user + id filter every read uses."""
+        ids = [validate_id(mid, "memory_id") for mid in dict.fromkeys(memory_ids)]
+        if not ids:
+            return {}
+        cached = self._cached_user(validate_id(user_id, "user_id"))
+        if cached is not None:
+            wanted = set(ids)
+            return {str(mid): cached.vectors[i] for i, mid in enumerate(cached.ids) if mid in wanted}
+        expr = build_filter(VectorFilter(user_id=user_id, memory_ids=tuple(ids)))
+        name = self._name_for(user_id)
+        with self._guard("vectors_of"):
+            if not self._readable(name):
+                return {}
+            rows = self._client.query(name, filter=expr, output_fields=["memory_id", "embedding"],
+                                      limit=len(ids), timeout=self._timeout)
+        return {str(r["memory_id"]): np.asarray(r["embedding"], dtype=np.float32) for r in rows}
 
     def prepare_user(self, user_id: str, wait: bool = False) -> bool:
         """Load the user's vectors into the cache before their first search: the app calls this
