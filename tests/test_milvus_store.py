@@ -663,27 +663,6 @@ def test_prepare_user_loads_before_the_first_search_and_is_idempotent(tmp_path: 
         s.close()
 
 
-def test_vectors_of_returns_only_that_users_vectors_cached_or_not(tmp_path: Path) -> None:
-    s = MilvusVectorStore(str(tmp_path / "vof.db"), "memories", DIM, shards=2)
-    uncached = MilvusVectorStore(str(tmp_path / "vof.db"), "memories", DIM, shards=2, vector_cache_rows=0)
-    try:
-        a, b, c = unit(), unit(), unit()
-        s.upsert([rec("va", "u-a", a), rec("vb", "u-a", b), rec("vc", "u-b", c)])
-        for store in (uncached, s):
-            if store is s:
-                assert s.prepare_user("u-a", wait=True)
-            got = store.vectors_of("u-a", ["va", "vb", "vc", "missing"])
-            assert set(got) == {"va", "vb"}  # vc belongs to u-b: never returned to u-a
-            assert np.allclose(got["va"], a, atol=1e-5) and np.allclose(got["vb"], b, atol=1e-5)
-            assert store.vectors_of('u-a" || user_id != "', ["vc"]) == {}  # a hostile id is just a stranger
-        assert s.vectors_of("u-a", []) == {}
-        with pytest.raises(ValidationError):
-            s.vectors_of("u-a", ['x" or 1==1'])
-    finally:
-        uncached.close()
-        s.close()
-
-
 def test_insert_new_then_upsert_of_the_same_id_leaves_one_copy(tmp_path: Path) -> None:
     """The write pipeline inserts fresh ids; if that insert's outcome was unknown and reconcile
     re-indexes the id with upsert, the store still holds exactly one row for it."""

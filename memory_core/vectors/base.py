@@ -94,12 +94,6 @@ class VectorStore(ABC):
     def ping(self) -> bool:
         """True when the backend answers; never raises."""
 
-    def vectors_of(self, user_id: str, memory_ids: Sequence[str]) -> dict[str, np.ndarray]:
-        """Stored vectors of some of one user's memories (ids of other users are ignored).
-        Retrieval's feedback leg reads its seeds' vectors here; the default has none to give,
-        which turns that leg off."""
-        return {}
-
     def prepare_user(self, user_id: str, wait: bool = False) -> bool:
         """Get ready to search ``user_id`` (an adapter with a per-user cache loads it now rather
         than in the user's first search). Returns True when the user is ready; the default has

@@ -613,25 +613,6 @@ class MilvusVectorStore(VectorStore):
             self._schedule_load(user_id)
         return entry
 
-    def vectors_of(self, user_id: str, memory_ids: Sequence[str]) -> dict[str, np.ndarray]:
-        """From the user's cached vectors when loaded (unit length, as stored), else one query
-        on the user's shard with the same escaped user + id filter every read uses."""
-        ids = [validate_id(mid, "memory_id") for mid in dict.fromkeys(memory_ids)]
-        if not ids:
-            return {}
-        cached = self._cached_user(validate_id(user_id, "user_id"))
-        if cached is not None:
-            wanted = set(ids)
-            return {str(mid): cached.vectors[i] for i, mid in enumerate(cached.ids) if mid in wanted}
-        expr = build_filter(VectorFilter(user_id=user_id, memory_ids=tuple(ids)))
-        name = self._name_for(user_id)
-        with self._guard("vectors_of"):
-            if not self._readable(name):
-                return {}
-            rows = self._client.query(name, filter=expr, output_fields=["memory_id", "embedding"],
-                                      limit=len(ids), timeout=self._timeout)
-        return {str(r["memory_id"]): np.asarray(r["embedding"], dtype=np.float32) for r in rows}
-
     def prepare_user(self, user_id: str, wait: bool = False) -> bool:
         """Load the user's vectors into the cache before their first search: the app calls this
         when a user opens a chat, seconds before they send a message, so the first search is as
