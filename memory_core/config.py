@@ -46,6 +46,9 @@ class Settings(BaseSettings):
 
     # Write pipeline
     max_input_chars: int = 100_000
+    # A memory's conversation context (the turn it answered) is indexed with it, cut to this many
+    # of its last characters.
+    context_key_chars: int = 400
     chunk_tokens: int = 512
     chunk_overlap_tokens: int = 50
     dedup_similarity: float = 0.97  # embedding cosine, and ...

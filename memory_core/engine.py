@@ -83,10 +83,12 @@ class MemoryEngine:
         source: str | list[str] | None = None,
         at: datetime | None = None,
         actor: str = "system",
+        context: str | None = None,
     ) -> AddResult:
-        """Remember ``content`` for ``user_id``. PII is redacted before anything is stored."""
+        """Remember ``content`` for ``user_id``. PII is redacted before anything is stored.
+        ``context`` is the turn it answered (indexed with it, see ``AddItem.context``)."""
         item = AddItem(user_id=user_id, content=content, session_id=session_id, metadata=metadata,
-                       source=source, at=at)
+                       source=source, at=at, context=context)
         with request_context():
             return self.writer.add_many([item], actor=actor)[0]
 

@@ -36,6 +36,7 @@ class MemoryRecord:
     vector_written: bool
     content_hash: str
     merged_from: list[str] = field(default_factory=list)
+    context: str = ""  # the conversation turn it answered; indexed with it, never shown as the memory
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,9 @@ class AddItem:
     metadata: dict[str, Any] | None = None
     source: str | list[str] | None = None
     at: datetime | None = None
+    # The turn this text answers (e.g. the assistant's question before the user's "yes, two cats"):
+    # indexed with the memory so a query phrased like the question finds the answer.
+    context: str | None = None
 
 
 @dataclass(frozen=True)

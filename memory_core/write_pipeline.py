@@ -46,6 +46,7 @@ class _Chunk:
     session_id: str | None
     meta: dict[str, Any]
     source: list[str]
+    context: str = ""  # the turn it answered, redacted and trimmed: part of the retrieval key
     analysis: Analysis | None = None
     vector: np.ndarray | None = None
     hash: str = ""
@@ -116,29 +117,30 @@ class WritePipeline:
 
     def add_many(self, items: Sequence[AddItem], actor: str = "system") -> list[AddResult]:
         """Store many texts; validation of every item happens before anything is written."""
-        prepared: list[tuple[AddItem, str, str, list[str]]] = []
+        prepared: list[tuple[AddItem, str, str, list[str], str]] = []
         for index, item in enumerate(items):
             try:
                 user_id = check_user_id(item.user_id)
                 text = clean_text(item.content, self.settings.max_input_chars)
+                context = self._context(item.context)
             except ValidationError as exc:
                 raise ValidationError(f"item {index}: {exc}" if len(items) > 1 else str(exc)) from exc
             if item.metadata is not None and not isinstance(item.metadata, dict):
                 raise ValidationError(f"item {index}: metadata must be a dict")
             redaction = redact(text)
-            prepared.append((item, user_id, redaction.text, sorted(set(redaction.kinds))))
+            prepared.append((item, user_id, redaction.text, sorted(set(redaction.kinds)), context))
 
         chunks: list[_Chunk] = []
-        for index, (item, user_id, text, _kinds) in enumerate(prepared):
+        for index, (item, user_id, text, _kinds, context) in enumerate(prepared):
             at = as_utc(item.at) if item.at else self.clock.now()
             for piece in chunk_text(text, self.chunk_limit, self.settings.chunk_overlap_tokens, self.embedder.count_tokens):
                 chunks.append(_Chunk(index, user_id, piece, at, item.session_id, dict(item.metadata or {}),
-                                     _sources(item.source)))
+                                     _sources(item.source), context))
         for chunk in chunks:
             chunk.analysis = self.llm.analyze(chunk.text, chunk.at)
             chunk.hash = content_hash(self.embedder.name, embed_text(chunk.text))
         if chunks:
-            vectors = self.embedder.embed_passages([embed_text(c.text) for c in chunks])
+            vectors = self.embedder.embed_passages([embed_text(c.text, c.context) for c in chunks])
             for chunk, vector in zip(chunks, vectors):
                 chunk.vector = vector
         self._find_duplicates(chunks)
@@ -156,7 +158,7 @@ class WritePipeline:
             self.cache.invalidate_user(user_id)
 
         results: list[AddResult] = []
-        for index, (_item, _user, _text, kinds) in enumerate(prepared):
+        for index, (_item, _user, _text, kinds, _context) in enumerate(prepared):
             mine = [c for c in chunks if c.item_index == index]
             results.append(AddResult(
                 memory_ids=[c.duplicate_of or c.memory_id for c in mine],
@@ -168,6 +170,16 @@ class WritePipeline:
         return results
 
     # ---- steps --------------------------------------------------------------------------
+    def _context(self, raw: str | None) -> str:
+        """The turn a text answered, made safe to store: cleaned, PII-redacted, and cut to its
+        last ``context_key_chars`` characters (a question sits at the end of a reply; a long
+        context would drown the memory's own meaning in its key). Empty or absent: no context."""
+        if raw is None or (isinstance(raw, str) and not raw.strip()):
+            return ""
+        text = redact(clean_text(raw, self.settings.max_input_chars, what="context")).text
+        limit = self.settings.context_key_chars
+        return text if len(text) <= limit else "…" + text[-limit:].lstrip()
+
     def _is_duplicate(self, text: str, other_text: str, cosine: float) -> bool:
         """Same text once normalised, or embedding-close AND lexically close. Cosine alone would
         fold different facts together ("对芒果过敏" vs "对花生过敏" score 0.96 with e5)."""
@@ -244,7 +256,7 @@ class WritePipeline:
                     status=MemoryStatus.ACTIVE.value, created_at=chunk.at, updated_at=chunk.at,
                     expires_at=expires_at_for(analysis.importance, chunk.at, ttl), expired_at=None,
                     source=chunk.source, access_count=0, last_accessed_at=None, superseded_by=None,
-                    merged_from=[], vector_written=False, content_hash=chunk.hash,
+                    merged_from=[], vector_written=False, content_hash=chunk.hash, context=chunk.context or None,
                 )
                 self.repo.insert(session, values)
                 session.flush()
@@ -313,7 +325,7 @@ class WritePipeline:
         restores and reconcile so every path indexes a memory identically."""
         if not records:
             return 0
-        vectors = self.embedder.embed_passages([embed_text(r.content) for r in records])
+        vectors = self.embedder.embed_passages([embed_text(r.content, r.context) for r in records])
         self.vectors.upsert([vector_record(r, v) for r, v in zip(records, vectors)])
         self.repo.set_vector_written([r.memory_id for r in records], True, {r.memory_id: r.content_hash for r in records})
         return len(records)

@@ -144,6 +144,9 @@ with tab_browse:
             for message in sources:
                 st.markdown(f"`{fmt(message['created_at'])}` *{message['role']}* in session "
                             f"`{message['session_id']}`  \n> {message['content']}")
+            if record.context:
+                st.markdown("**Answered** (indexed with the memory, not part of it)")
+                st.caption(record.context)
 
 # ---- users: merges, erasure, export --------------------------------------------------------------------
 with tab_users:

@@ -102,6 +102,7 @@ class PreparedTurn:
     user_message_id: str
     info: TurnInfo
     _chunks: Iterator[str] | None = None
+    answered: str | None = None  # the assistant message the user replied to (indexed with the memory)
     reply_parts: list[str] = field(default_factory=list)
 
     def stream(self) -> Iterator[str]:
@@ -173,7 +174,9 @@ class ChatService:
         info = TurnInfo.from_search(response, engine.llm.name, bool(getattr(engine.llm, "offline", False)))
         messages = [ChatMessage(m["role"], m["content"]) for m in earlier] + [ChatMessage("user", text)]
         chunks = engine.llm.reply(messages, response.context_block, now)
-        return PreparedTurn(principal, session_id, text, message_id, info, _chunks=iter(chunks))
+        last_reply = next((m["content"] for m in reversed(earlier) if m["role"] == "assistant"), None)
+        return PreparedTurn(principal, session_id, text, message_id, info, _chunks=iter(chunks),
+                            answered=last_reply)
 
     def finish_turn(self, turn: PreparedTurn, reply_text: str | None = None) -> str:
         """Record the assistant's reply (after it was shown); returns its message id."""
@@ -185,16 +188,19 @@ class ChatService:
 
     def remember_async(self, turn: PreparedTurn) -> "Future[Remembered]":
         """Hand the user's message to the write pipeline without waiting for it."""
-        return _writes().submit(self.remember, turn.principal, turn.session_id, turn.user_text, turn.user_message_id)
+        return _writes().submit(self.remember, turn.principal, turn.session_id, turn.user_text, turn.user_message_id,
+                                turn.answered)
 
-    def remember(self, principal: Principal, session_id: str, text: str, message_id: str) -> Remembered:
-        """Write ``text`` as memories of the user, with the message id as provenance. A bare
+    def remember(self, principal: Principal, session_id: str, text: str, message_id: str,
+                 answered: str | None = None) -> Remembered:
+        """Write ``text`` as memories of the user, with the message id as provenance and the
+        assistant message it replied to as context ("yes, two cats" answers "any pets?"). A bare
         question or request ("给我推荐点零食") states nothing about the user and is not stored."""
         if is_question_or_request(text):
             return Remembered(message_id, [], [], [], [], [], skipped="a question or request, nothing to remember")
         try:
             result = self.engine.add(principal.user_id, text, session_id=session_id, source=message_id,
-                                     actor=f"chat:{principal.username}")
+                                     actor=f"chat:{principal.username}", context=answered)
         except Exception as exc:  # shown as a notice; the chat goes on
             log.warning("remembering a chat message failed: %s", exc)
             return Remembered(message_id, [], [], [], [], [], error=f"{type(exc).__name__}: {exc}")

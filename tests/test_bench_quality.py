@@ -65,6 +65,16 @@ def test_caching_embedder_returns_the_models_vectors(embedder, tmp_path: Path) -
     cached.close()
 
 
+def test_a_turn_that_shared_a_photo_carries_its_caption_not_the_search_query() -> None:
+    from bench.quality.datasets import turn_content
+
+    turn = {"speaker": "Caroline", "text": "Look what I made!", "blip_caption": "a photo of a clay bowl",
+            "query": "handmade pottery bowl", "dia_id": "D1:5"}
+    assert turn_content(turn, captions=True) == "Caroline: Look what I made! [shared a photo: a photo of a clay bowl]"
+    assert turn_content(turn) == "Caroline: Look what I made!"
+    assert turn_content({"speaker": "Mel", "text": "hi", "dia_id": "D1:1"}) == "Mel: hi"
+
+
 @needs_data
 def test_harness_on_one_locomo_conversation(embedder, model_cache_dir: Path, tmp_path: Path) -> None:
     corpus = load_locomo(conversations=1, questions_per_conversation=8)

@@ -112,3 +112,45 @@ def test_neighbour_expansion_credits_the_next_turn_of_the_same_session_only(make
     assert with_n[answer] > without.get(answer, 0.0) + 0.1  # the answer is lifted by its question
     assert with_n.get(other_session, 0.0) == pytest.approx(without.get(other_session, 0.0))  # other session: no credit
     assert answer in list(with_n)[:3]
+
+
+def test_the_turn_a_memory_answered_is_indexed_with_it_but_never_shown(make_engine) -> None:
+    """Contextual keys: "Yes, two of them" is found by "do you have pets?" because the question it
+    answered is part of its key (dense and BM25); the content stays the user's own words, the
+    context is redacted like content, trimmed, kept through edits and reconcile."""
+    engine = make_engine(clock=FixedClock(NOW))
+    asked = "Assistant: Lovely! Do you have any pets at home? Call me at 13800138000 if you like."
+    with_ctx = engine.add("u1", "Yes, two of them: Miso and Tofu.", context=asked).memory_ids[0]
+    bare = engine.add("u2", "Yes, two of them: Miso and Tofu.").memory_ids[0]
+    for user in ("u1", "u2"):
+        engine.add(user, "I work as a nurse in Leeds")
+        engine.add(user, "My sister Anna lives in Porto")
+    record = engine.get(with_ctx)
+    assert record.content == "Yes, two of them: Miso and Tofu."
+    assert "13800138000" not in record.context and "[PHONE]" in record.context and "pets" in record.context
+    assert engine.get(bare).context == ""
+
+    def hit(user: str, memory_id: str):  # type: ignore[no-untyped-def]
+        response = engine.search(user, "do you have pets?", top_k=3)
+        return next(r for r in response.results if r.memory_id == memory_id), response
+
+    mine, response = hit("u1", with_ctx)
+    theirs, _ = hit("u2", bare)
+    assert response.results[0].memory_id == with_ctx and "pets at home" not in response.context_block
+    assert mine.parts.dense > theirs.parts.dense and mine.parts.keyword is not None and theirs.parts.keyword is None
+
+    edited = engine.update(with_ctx, actor="staff:test", content="Yes, two cats: Miso and Tofu.")
+    assert edited.context == record.context  # an edit changes the memory, not what it answered
+    assert hit("u1", with_ctx)[1].results[0].memory_id == with_ctx
+    report = engine.reconcile("u1")
+    assert report.written == report.reembedded == report.removed == 0  # indexed identically everywhere
+
+
+def test_context_is_trimmed_to_its_end_and_blank_context_is_none(make_engine) -> None:
+    engine = make_engine(clock=FixedClock(NOW))
+    long_reply = "blah " * 400 + "So, what is your favourite tea?"
+    mid = engine.add("u1", "Oolong, always.", context=long_reply).memory_ids[0]
+    context = engine.get(mid).context
+    assert context.endswith("favourite tea?") and context.startswith("…")
+    assert len(context) <= engine.settings.context_key_chars + 1
+    assert engine.get(engine.add("u1", "Green tea too.", context="   ").memory_ids[0]).context == ""

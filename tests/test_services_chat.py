@@ -133,3 +133,20 @@ def test_opening_the_chat_warms_only_that_users_vectors(engine) -> None:  # type
     assert engine.prepare_user("zhangsan", wait=True) is True  # waits for (or repeats) the load
     entry = cache.get("zhangsan")
     assert entry is not None and entry.rows == 1 and cache.get("alice") is None
+
+
+def test_a_reply_is_remembered_with_the_assistant_message_it_answered(engine) -> None:  # type: ignore[no-untyped-def]
+    chat = ChatService(engine)
+    session = new_session_id()
+    first = chat.prepare_turn(ALICE, session, "Hi there")
+    assert first.answered is None  # nothing was asked yet
+    chat.finish_turn(first, "Hello Alice! Do you have any pets at home?")
+    chat.remember_async(first).result(timeout=120)
+    second = chat.prepare_turn(ALICE, session, "Yes, two cats named Miso and Tofu")
+    assert second.answered == "Hello Alice! Do you have any pets at home?"
+    "".join(second.stream())
+    chat.finish_turn(second)
+    remembered = chat.remember_async(second).result(timeout=120)
+    assert remembered.error is None and remembered.created
+    record = engine.get(remembered.created[0])
+    assert record.content == "Yes, two cats named Miso and Tofu" and "pets at home" in record.context

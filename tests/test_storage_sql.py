@@ -62,9 +62,17 @@ def test_a_database_at_version_1_is_upgraded_in_place(sql_url: str) -> None:
         conn.execute(schema.SchemaMigrationRow.__table__.insert().values(
             version=1, name="initial", applied_at=datetime.now(timezone.utc)))
         conn.execute(text("DROP INDEX IF EXISTS ix_memories_user_status_created"))  # as version 1 left it
+        conn.execute(text("ALTER TABLE memories DROP COLUMN context"))
+        conn.execute(text("INSERT INTO memories (memory_id, user_id, content, summary, importance, memory_type, "
+                          "entities, metadata, status, created_at, updated_at, source, access_count, merged_from, "
+                          "vector_written, content_hash) VALUES ('m-old', 'u1', 'kept', '', 3, 'declarative', '[]', "
+                          "'{}', 'active', '2024-01-01 00:00:00', '2024-01-01 00:00:00', '[]', 0, '[]', false, 'h')"))
     assert current_version(engine) == 1
     assert migrate(engine) == [m[0] for m in ALL[1:]]
     assert "ix_memories_user_status_created" in {i["name"] for i in inspect(engine).get_indexes("memories")}
+    assert "context" in {c["name"] for c in inspect(engine).get_columns("memories")}
+    old = SqlRepository(engine).get("m-old")
+    assert old is not None and old.content == "kept" and old.context == ""
 
 
 def test_migrations_from_several_processes_at_once(sql_url: str) -> None:

@@ -28,7 +28,7 @@ MODEL_DIR = ROOT / "data" / "test-models"
 
 def run(conversations: int | None, questions: int | None, dialogues: int | None, forgetting: str,
         methods: list[str], datasets: list[str], json_path: Path | None, html_path: Path | None,
-        cache_path: Path = CACHE, off_methods: list[str] | None = None) -> dict[str, Any]:
+        cache_path: Path = CACHE, off_methods: list[str] | None = None, captions: bool = False) -> dict[str, Any]:
     """Run the benchmark; returns the result dict (also written to ``json_path`` / ``html_path``)."""
     from memory_core.config import BUNDLED_EMBEDDING_MODEL
     from memory_core.embedding import load_embedder
@@ -38,7 +38,8 @@ def run(conversations: int | None, questions: int | None, dialogues: int | None,
     embedder = CachingEmbedder(load_embedder(BUNDLED_EMBEDDING_MODEL, MODEL_DIR), cache_path)
     variants = {"on": [True], "off": [False], "both": [True, False]}[forgetting]
     results: dict[str, Any] = {}
-    meta: dict[str, Any] = {"expiry": {}, "context_tokens_top5": {}, "write_seconds": {}, "query_seconds": {}}
+    meta: dict[str, Any] = {"expiry": {}, "context_tokens_top5": {}, "write_seconds": {}, "query_seconds": {},
+                            "locomo_image_captions": captions}
 
     def record(key: str, run_: CorpusRun) -> None:
         meta["write_seconds"][key] = round(run_.write_seconds, 1)
@@ -55,7 +56,7 @@ def run(conversations: int | None, questions: int | None, dialogues: int | None,
         # With both variants, the forgetting-off pass only needs the product pipeline (the cost).
         use = methods if (on or forgetting == "off" or not off_methods) else off_methods
         if "locomo" in datasets:
-            corpus = load_locomo(conversations, questions)
+            corpus = load_locomo(conversations, questions, captions=captions)
             r = run_corpus(corpus, embedder, MODEL_DIR, use, forgetting=on)
             results["locomo" + suffix] = {m: locomo_scores(run_, corpus.queries) for m, run_ in r.runs.items()}
             meta["locomo_questions_without_evidence"] = corpus.skipped
@@ -98,6 +99,8 @@ def main() -> None:
     parser.add_argument("--off-methods", default="full",
                         help="methods of the forgetting-off pass when --forgetting both")
     parser.add_argument("--datasets", default="locomo,madial_zh,madial_en")
+    parser.add_argument("--captions", action="store_true",
+                        help="LoCoMo turns with the caption of the photo they shared")
     parser.add_argument("--out", default=None, help="JSON path (default bench/results/quality.json for full "
                                                     "runs; slices are not written unless given)")
     args = parser.parse_args()
@@ -111,7 +114,8 @@ def main() -> None:
     results = run(conversations, questions, dialogues, args.forgetting,
                   [m.strip() for m in args.methods.split(",") if m.strip()],
                   [d.strip() for d in args.datasets.split(",") if d.strip()], json_path, html_path,
-                  off_methods=[m.strip() for m in args.off_methods.split(",") if m.strip()])
+                  off_methods=[m.strip() for m in args.off_methods.split(",") if m.strip()],
+                  captions=args.captions)
     print(markdown(results))
     if json_path:
         print(f"\nwrote {json_path} and {html_path}")

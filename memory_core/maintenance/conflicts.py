@@ -143,7 +143,7 @@ def resolve_conflicts(engine: "MemoryEngine", memory_ids: Sequence[str], actor: 
     given = dict(vectors or {})
     todo = [r for r in news if r.memory_id not in given]
     if todo:
-        for record, vector in zip(todo, engine.embedder.embed_passages([embed_text(r.content) for r in todo])):
+        for record, vector in zip(todo, engine.embedder.embed_passages([embed_text(r.content, r.context) for r in todo])):
             given[record.memory_id] = vector
     hits = _dense_hits(engine, news, given)
     by_user: dict[str, list[_EntityRow]] = {}

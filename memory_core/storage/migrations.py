@@ -39,9 +39,18 @@ def _m0002_user_timeline_index(conn: Connection) -> None:
         "CREATE INDEX IF NOT EXISTS ix_memories_user_status_created ON memories (user_id, status, created_at)")
 
 
+def _m0003_memory_context(conn: Connection) -> None:
+    """``memories.context``: the conversation turn a memory answered, indexed with it so "yes, two
+    cats" is found by "do you have pets?" (databases created after this change already have it,
+    because migration 1 builds the table from the current model)."""
+    if "context" not in {c["name"] for c in inspect(conn).get_columns("memories")}:
+        conn.exec_driver_sql("ALTER TABLE memories ADD COLUMN context TEXT")
+
+
 MIGRATIONS: list[Migration] = [
     (1, "initial", _m0001_initial),
     (2, "user timeline index", _m0002_user_timeline_index),
+    (3, "memory context", _m0003_memory_context),
 ]
 
 

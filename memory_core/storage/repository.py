@@ -37,7 +37,7 @@ SORTABLE = {
 # Fields that an audit snapshot records (everything a staff member can see or change).
 SNAPSHOT_FIELDS = (
     "content", "summary", "importance", "memory_type", "entities", "meta", "status",
-    "expires_at", "expired_at", "superseded_by", "merged_from", "source", "session_id",
+    "expires_at", "expired_at", "superseded_by", "merged_from", "source", "session_id", "context",
 )
 
 
@@ -64,6 +64,7 @@ def to_record(row: MemoryRow) -> MemoryRecord:
         vector_written=bool(row.vector_written),
         content_hash=row.content_hash,
         merged_from=list(row.merged_from or []),
+        context=row.context or "",
     )
 
 

@@ -65,6 +65,8 @@ class MemoryRow(Base):
     merged_from: Mapped[list[str]] = mapped_column(JSON, default=list)
     vector_written: Mapped[bool] = mapped_column(Boolean, default=False)
     content_hash: Mapped[str] = mapped_column(String(64))
+    # The conversation turn this memory answered (migration 3); part of its retrieval key only.
+    context: Mapped[str | None] = mapped_column(Text, nullable=True)
 
     __table_args__ = (
         Index("ix_memories_user_status", "user_id", "status"),
