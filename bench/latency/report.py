@@ -60,7 +60,7 @@ def markdown(results: dict[str, Any]) -> str:
         lines.append(f"| {size} | {e['p50']:.2f} / {e['p95']:.2f} | {d['p50']:.2f} / {d['p95']:.2f} | "
                      f"{m['p50']:.1f} / {m['p95']:.1f} | {r['stages_ms']['search']['p50']:.1f} | "
                      f"{r['search_stage_vs_exact_x']}x | {r['recall@20']:.4f} / {recall_milvus:.4f} | {_ok(met)} | "
-                     f"{f['p50']:.1f} / {f['p95']:.1f}, {u['p50']:.1f} / {u['p95']:.1f} | {r['load_avg']} |")
+                     f"{_pair(f)}, {_pair(u)} | {r['load_avg']} |")
     lines += ["", "### writes, memory, disk", "",
               "| size | add() p50 / p95 (ms) | add_many() memories/s | peak RSS (MB, app + Lite) | disk (MB) "
               "| build (s, rows/s) | embeddings | load avg |",
@@ -72,6 +72,11 @@ def markdown(results: dict[str, Any]) -> str:
                      f"{r['disk_mb']:,.0f} | {r['build']['build_s']} ({r['build']['rows_per_s']:,.0f}) | "
                      f"{r['embeddings']} | {r['load_avg']} |")
     return "\n".join(lines)
+
+
+def _pair(p: dict[str, float]) -> str:
+    """``p50 / p95``, or a dash when the size had nothing to measure (NaN)."""
+    return "—" if p["p50"] != p["p50"] else f"{p['p50']:.1f} / {p['p95']:.1f}"
 
 
 def chart(results: dict[str, Any], path: Path) -> None:
