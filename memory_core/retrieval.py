@@ -299,7 +299,7 @@ class RetrievalPipeline:
         # Two SQL statements for all seeds: the ids of each seed's next and previous memory (one
         # LIMIT 1 subquery per side, so a burst of memories written in the same second, e.g. an
         # import, never loads the whole burst), then those rows.
-        adjacent = _adjacent_active(self.repo, user_id, [records[c.memory_id].created_at for c in seeds], window)
+        adjacent = self.repo.adjacent_active(user_id, [records[c.memory_id].created_at for c in seeds], window)
         for seed, (after, before) in zip(seeds, adjacent):
             base = self._relevance(seed, options)
             record = records[seed.memory_id]
@@ -398,37 +398,6 @@ class RetrievalPipeline:
             cache_hit=response.cache_hit, degraded=response.degraded, results=len(response.results),
             **{f"{stage}_ms": float(t.get(stage, 0.0)) for stage in STAGES},
         ))
-
-
-def _adjacent_active(repo: SqlRepository, user_id: str, times: Sequence[datetime],
-                     window: timedelta) -> list[tuple[MemoryRecord | None, MemoryRecord | None]]:
-    """For each time, the user's active memory written next after it and the one written last
-    before it, each within ``window`` (ties: the smaller memory_id). One UNION ALL of LIMIT 1
-    subqueries, then one fetch of the rows found."""
-    if not times:
-        return []
-    from sqlalchemy import Integer, literal, select, union_all
-
-    from memory_core.storage.schema import MemoryRow
-
-    mine = (MemoryRow.user_id == user_id, MemoryRow.status == MemoryStatus.ACTIVE.value)
-    parts = []
-    for i, t in enumerate(times):
-        seed, after, before = literal(i, Integer), literal(1, Integer), literal(0, Integer)
-        parts.append(select(seed.label("seed"), after.label("side"), MemoryRow.memory_id)
-                     .where(*mine, MemoryRow.created_at >= t + timedelta(microseconds=1),
-                            MemoryRow.created_at < t + window)
-                     .order_by(MemoryRow.created_at, MemoryRow.memory_id).limit(1).subquery())
-        parts.append(select(seed.label("seed"), before.label("side"), MemoryRow.memory_id)
-                     .where(*mine, MemoryRow.created_at >= t - window, MemoryRow.created_at < t)
-                     .order_by(MemoryRow.created_at.desc(), MemoryRow.memory_id).limit(1).subquery())
-    with repo.session() as session:
-        found = session.execute(union_all(*[select(p) for p in parts])).all()
-    rows = repo.get_many(sorted({str(mid) for _seed, _side, mid in found}))
-    out: list[list[MemoryRecord | None]] = [[None, None] for _ in times]
-    for seed_index, side, memory_id in found:
-        out[int(seed_index)][0 if int(side) == 1 else 1] = rows.get(str(memory_id))
-    return [(a, b) for a, b in out]
 
 
 def _filters_json(filters: SearchFilters) -> dict[str, Any]:

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import asdict
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Iterator, Sequence
 
-from sqlalchemy import Engine, and_, case, delete, func, or_, select, update
+from sqlalchemy import Engine, Integer, and_, case, delete, func, literal, or_, select, union_all, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from memory_core.records import HistoryEntry, JobRun, MemoryQuery, MemoryRecord, Page
@@ -184,6 +184,32 @@ class SqlRepository:
                 .limit(limit)
             )
             return list(rows)
+
+    def adjacent_active(self, user_id: str, times: Sequence[datetime],
+                        window: timedelta) -> list[tuple[MemoryRecord | None, MemoryRecord | None]]:
+        """For each time, the user's active memory written next after it and the one written last
+        before it, each within ``window`` (ties: the smaller memory_id). One UNION ALL of LIMIT 1
+        subqueries, then one fetch of the rows found (neighbour expansion in retrieval)."""
+        if not times:
+            return []
+        mine = (MemoryRow.user_id == user_id, MemoryRow.status == MemoryStatus.ACTIVE.value)
+        parts = []
+        for i, t in enumerate(times):
+            seed, after, before = literal(i, Integer), literal(1, Integer), literal(0, Integer)
+            parts.append(select(seed.label("seed"), after.label("side"), MemoryRow.memory_id)
+                         .where(*mine, MemoryRow.created_at >= t + timedelta(microseconds=1),
+                                MemoryRow.created_at < t + window)
+                         .order_by(MemoryRow.created_at, MemoryRow.memory_id).limit(1).subquery())
+            parts.append(select(seed.label("seed"), before.label("side"), MemoryRow.memory_id)
+                         .where(*mine, MemoryRow.created_at >= t - window, MemoryRow.created_at < t)
+                         .order_by(MemoryRow.created_at.desc(), MemoryRow.memory_id).limit(1).subquery())
+        with self.session() as session:
+            found = session.execute(union_all(*[select(p) for p in parts])).all()
+        rows = self.get_many(sorted({str(mid) for _seed, _side, mid in found}))
+        out: list[list[MemoryRecord | None]] = [[None, None] for _ in times]
+        for seed_index, side, memory_id in found:
+            out[int(seed_index)][0 if int(side) == 1 else 1] = rows.get(str(memory_id))
+        return [(a, b) for a, b in out]
 
     def keyword_candidates(self, user_id: str, terms: Sequence[str], now: datetime, limit: int = 200) -> list[MemoryRecord]:
         """SQL fallback recall when the vector store is down: active memories containing any term."""
