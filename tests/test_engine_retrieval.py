@@ -154,3 +154,13 @@ def test_context_is_trimmed_to_its_end_and_blank_context_is_none(make_engine) ->
     assert context.endswith("favourite tea?") and context.startswith("…")
     assert len(context) <= engine.settings.context_key_chars + 1
     assert engine.get(engine.add("u1", "Green tea too.", context="   ").memory_ids[0]).context == ""
+
+
+def test_the_same_words_in_another_context_still_refresh_the_memory(make_engine) -> None:
+    """Context is part of the key, not of the memory's identity: an exact repeat said in reply to
+    something else is a duplicate (the content hash ignores the context)."""
+    engine = make_engine(clock=FixedClock(NOW))
+    first = engine.add("u1", "I am allergic to mango", context="Assistant: Any allergies I should know about?")
+    again = engine.add("u1", "I am allergic to mango", context="Assistant: What should I avoid when I cook?")
+    assert again.created == [] and again.deduplicated == first.created
+    assert engine.get(first.created[0]).context.endswith("know about?")  # the first context stays
