@@ -47,8 +47,9 @@ class Settings(BaseSettings):
     # Write pipeline
     max_input_chars: int = 100_000
     # A memory's conversation context (the turn it answered) is indexed with it, cut to this many
-    # of its last characters.
-    context_key_chars: int = 400
+    # of its last characters (the question usually ends a reply). LoCoMo, 80 / 150 / 250 / 400:
+    # recall@10 flat (.720-.723), NDCG@10 .483 / .470 / .456 / .450, recall@20 .790 / .799 / .799 / .798.
+    context_key_chars: int = 150
     chunk_tokens: int = 512
     chunk_overlap_tokens: int = 50
     dedup_similarity: float = 0.97  # embedding cosine, and ...
