@@ -503,14 +503,15 @@ class MilvusVectorStore(VectorStore):
             for row in rows:
                 row_bytes = len(row["text"].encode("utf-8")) + 4 * self._dim + 512
                 if batch and (len(batch) >= UPSERT_BATCH_ROWS or batch_bytes + row_bytes > UPSERT_BATCH_BYTES):
-                    self._upsert_batch(name, batch, fresh)
+                    self._write_batch(name, batch, fresh)
                     batch, batch_bytes = [], 0
                 batch.append(row)
                 batch_bytes += row_bytes
             if batch:
-                self._upsert_batch(name, batch, fresh)
+                self._write_batch(name, batch, fresh)
 
-    def _upsert_batch(self, name: str, rows: list[dict[str, Any]], fresh: bool = False) -> None:
+    def _write_batch(self, name: str, rows: list[dict[str, Any]], fresh: bool) -> None:
+        """One insert (fresh ids) or upsert call, then the same cache bookkeeping for both."""
         try:
             with self._guard("insert" if fresh else "upsert"):
                 self._writable(name)
