@@ -36,3 +36,9 @@ def model_cache_dir() -> Path:
 def embedder(model_cache_dir: Path) -> Embedder:
     """The bundled multilingual-e5-small, loaded once per process."""
     return load_embedder(BUNDLED_EMBEDDING_MODEL, model_cache_dir)
+
+
+@pytest.fixture(scope="session")
+def torch_embedder(model_cache_dir: Path) -> Embedder:
+    """The same model on the sentence-transformers (torch) backend, the reference for ONNX."""
+    return load_embedder(BUNDLED_EMBEDDING_MODEL, model_cache_dir, backend="torch")

