@@ -422,7 +422,8 @@ def open_memory(
     migrate(sql)
     repo = SqlRepository(sql)
     embedder = embedder or load_embedder(settings.embedding_model, settings.resolved_model_cache_dir,
-                                         settings.embedding_batch_size, settings.embedding_backend)
+                                         settings.embedding_batch_size, settings.embedding_backend,
+                                         settings.embedding_precision)
     vectors = vectors or open_vector_store(settings, embedder.dim)
     return MemoryEngine(
         settings=settings, repo=repo, vectors=vectors, embedder=embedder,

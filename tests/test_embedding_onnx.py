@@ -122,7 +122,7 @@ def test_fresh_folder_exports_and_goes_stale_when_its_model_changes(embedder, mo
     model = load_embedder(str(folder), tmp_path, backend="onnx")
     assert isinstance(model, OnnxEmbedder) and is_exported(folder)
     np.testing.assert_allclose(model.embed_passages(TEXTS[:3]), embedder.embed_passages(TEXTS[:3]), atol=1e-5)
-    assert not list(folder.glob(f".{ONNX_DIR}.tmp-*")), "the temporary export folder is cleaned up"
+    assert not list((folder / ONNX_DIR).glob(".tmp-*")), "no temporary export file is left behind"
     config = json.loads((folder / "config.json").read_text())
     config["layer_norm_eps"] = 1e-6
     (folder / "config.json").write_text(json.dumps(config, indent=1))
@@ -161,3 +161,29 @@ def test_backend_setting_reads_the_environment(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("EMBEDDING_BACKEND", "gpu-please")
     with pytest.raises(ValueError, match="embedding_backend"):
         Settings(_env_file=None)  # type: ignore[call-arg]
+
+
+def test_int8_precision_is_close_to_fp32_and_named_apart(embedder, model_cache_dir: Path) -> None:  # noqa: ANN001
+    int8 = load_embedder(BUNDLED_EMBEDDING_MODEL, model_cache_dir, precision="int8")
+    assert isinstance(int8, OnnxEmbedder)
+    # A distinct name keeps content hashes and embedding caches of the two precisions apart.
+    assert int8.name == BUNDLED_EMBEDDING_MODEL + "@int8" and embedder.name == BUNDLED_EMBEDDING_MODEL
+    folder = model_cache_dir / E5_FOLDER
+    assert is_exported(folder, "int8") and is_exported(folder, "fp32"), "both graphs live side by side"
+    a, b = embedder.embed_passages(TEXTS), int8.embed_passages(TEXTS)
+    cosines = (a * b).sum(axis=1)
+    assert cosines.min() > 0.97 and cosines.mean() > 0.99  # the worst is 900 repeats of one character
+    assert not np.allclose(a, b, atol=1e-4), "int8 really is a different graph"
+    # Retrieval survives quantisation: each query still finds its own passage first.
+    passages = int8.embed_passages([TEXTS[0], TEXTS[1], TEXTS[2]])
+    queries = int8.embed_queries(["我对什么水果过敏？", "Which fruit am I allergic to?", "Who is going to Zurich?"])
+    assert list((queries @ passages.T).argmax(axis=1)) == [0, 1, 2]
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"precision": "fp16"}, "unknown embedding precision"),
+    ({"precision": "int8", "backend": "torch"}, "needs the ONNX backend"),
+])
+def test_bad_precision_choices_raise(kwargs: dict, message: str, model_cache_dir: Path) -> None:
+    with pytest.raises(ModelLoadError, match=message):
+        load_embedder(BUNDLED_EMBEDDING_MODEL, model_cache_dir, **kwargs)

@@ -94,8 +94,11 @@ class OnnxEmbedder(Embedder):
 
     @classmethod
     def load(cls, folder: Path, *, name: str | None = None, batch_size: int = 16,
-             threads: int | None = None) -> "OnnxEmbedder":
-        """Load ``folder`` (a sentence-transformers folder), exporting its ONNX graph if needed."""
+             threads: int | None = None, precision: str = "fp32") -> "OnnxEmbedder":
+        """Load ``folder`` (a sentence-transformers folder), exporting its ONNX graph if needed.
+
+        A non-fp32 precision is part of the name (``model@int8``): its vectors differ slightly,
+        so content hashes and caches keyed by the name must not mix the two."""
         from memory_core.embedding.onnx_export import export_onnx
 
         folder = Path(folder)
@@ -104,7 +107,7 @@ class OnnxEmbedder(Embedder):
             raise ModelLoadError(f"{folder}: its pooling is not one the ONNX backend reproduces ({SUPPORTED_POOLING})")
         if not (folder / "tokenizer.json").is_file():
             raise ModelLoadError(f"{folder}: no tokenizer.json (a fast tokenizer is needed for the ONNX backend)")
-        onnx_path = export_onnx(folder)
+        onnx_path = export_onnx(folder, precision)
         try:
             import onnxruntime as ort
             from tokenizers import Tokenizer
@@ -120,7 +123,8 @@ class OnnxEmbedder(Embedder):
         st_config = _read_json(folder / "config_sentence_transformers.json")
         prompts = {k: v for k, v in (st_config.get("prompts") or {}).items() if v}
         max_seq = int(_read_json(folder / "sentence_bert_config.json").get("max_seq_length") or 512)
-        return cls(session, tokenizer, name=name or str(folder), max_seq_length=max_seq, pooling=pooling,
+        label = name or str(folder)
+        return cls(session, tokenizer, name=label if precision == "fp32" else f"{label}@{precision}", max_seq_length=max_seq, pooling=pooling,
                    query_prompt=prompts.get("query"),
                    passage_prompt=prompts.get("passage") or prompts.get("document"), batch_size=batch_size)
 

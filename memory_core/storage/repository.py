@@ -11,7 +11,7 @@ from dataclasses import asdict
 from datetime import datetime, timedelta
 from typing import Any, Iterator, Sequence
 
-from sqlalchemy import Engine, Integer, and_, case, delete, func, literal, or_, select, union_all, update
+from sqlalchemy import Engine, Integer, and_, case, delete, func, literal, or_, select, tuple_, union_all, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from memory_core.records import HistoryEntry, JobRun, MemoryQuery, MemoryRecord, Page
@@ -101,8 +101,11 @@ class SqlRepository:
             return False
 
     # ---- memories -------------------------------------------------------------------------
-    def insert(self, session: Session, values: dict[str, Any]) -> None:
-        session.add(MemoryRow(**values))
+    def insert(self, session: Session, values: dict[str, Any]) -> MemoryRecord:
+        """Add a memory row to the session; returns it as a record (what it will read back as)."""
+        row = MemoryRow(**values)
+        session.add(row)
+        return to_record(row)
 
     def get(self, memory_id: str, session: Session | None = None) -> MemoryRecord | None:
         if session is not None:
@@ -132,14 +135,19 @@ class SqlRepository:
             return
         with self.session() as s:
             if content_hashes:
-                for memory_id in memory_ids:
+                # One statement per 500 rows: (id, hash) pairs, so an edited row is left alone.
+                pairs = [(memory_id, content_hashes[memory_id]) for memory_id in memory_ids]
+                for start in range(0, len(pairs), 500):
                     s.execute(
                         update(MemoryRow)
-                        .where(MemoryRow.memory_id == memory_id, MemoryRow.content_hash == content_hashes[memory_id])
+                        .where(tuple_(MemoryRow.memory_id, MemoryRow.content_hash).in_(pairs[start:start + 500]))
                         .values(vector_written=written)
                     )
             else:
-                s.execute(update(MemoryRow).where(MemoryRow.memory_id.in_(list(memory_ids))).values(vector_written=written))
+                ids = list(memory_ids)
+                for start in range(0, len(ids), 500):
+                    s.execute(update(MemoryRow).where(MemoryRow.memory_id.in_(ids[start:start + 500]))
+                              .values(vector_written=written))
 
     def find_by_hash(self, user_id: str, content_hash: str) -> MemoryRecord | None:
         with self.session() as s:
