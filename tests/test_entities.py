@@ -127,3 +127,15 @@ def test_private_dictionary_does_not_leak_into_global_jieba() -> None:
     # Our tokenizer removes "喝咖啡" as a word; the global one must still have it.
     assert "喝咖啡" in jieba.lcut("我喜欢喝咖啡")
     assert "喝咖啡" not in jieba_tokenizer().lcut("我喜欢喝咖啡")
+
+
+def test_cached_keyword_tokens_cannot_be_corrupted_by_a_caller() -> None:
+    """keyword_tokens is memoised (the write path tokenises each text twice); every caller gets
+    its own list, so one that edits its result cannot change what the next caller sees."""
+    text = "我对芒果过敏 and I love hiking"
+    first = keyword_tokens(text)
+    first.append("injected")
+    first[0] = "changed"
+    second = keyword_tokens(text)
+    assert "injected" not in second and "changed" not in second
+    assert "芒果" in second and "hike" in second

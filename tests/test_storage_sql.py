@@ -107,3 +107,33 @@ def test_job_lease_is_exclusive_until_it_expires(sql_url: str) -> None:
     repo.finish_job(run, now + timedelta(seconds=3), "ok", {"merged": 2})
     (job,) = repo.job_runs("merge")
     assert job.outcome == "ok" and job.counts == {"merged": 2} and job.finished_at == now + timedelta(seconds=3)
+
+
+def _row(memory_id: str, content_hash: str) -> dict:
+    now = datetime(2026, 12, 1, tzinfo=timezone.utc)
+    return dict(memory_id=memory_id, user_id="u1", session_id=None, content=f"text {memory_id}", summary="",
+                importance=3, memory_type="declarative", entities=[], meta={}, status="active", created_at=now,
+                updated_at=now, expires_at=None, expired_at=None, source=[], access_count=0,
+                last_accessed_at=None, superseded_by=None, merged_from=[], vector_written=False,
+                content_hash=content_hash, context=None)
+
+
+def test_set_vector_written_marks_only_rows_whose_hash_still_matches(sql_url: str) -> None:
+    """The batched update (id list + (id, hash) pairs) keeps the per-row guard: a row edited after
+    it was embedded stays pending, across the 500-row statement boundary too."""
+    engine = create_sql_engine(sql_url)
+    migrate(engine)
+    repo = SqlRepository(engine)
+    ids = [f"m{i:04d}" for i in range(1203)]
+    with repo.session() as session:
+        inserted = [repo.insert(session, _row(mid, f"h-{mid}")) for mid in ids]
+    assert inserted[0].memory_id == "m0000" and inserted[0].content_hash == "h-m0000"
+    embedded = {mid: f"h-{mid}" for mid in ids}
+    edited = {"m0003", "m0500", "m1202"}  # an edit landed between the embed and the mark
+    for mid in edited:
+        embedded[mid] = "hash-of-the-old-text"
+    repo.set_vector_written(ids, True, embedded)
+    pending = {r.memory_id for r in repo.pending_vectors(limit=5000)}
+    assert pending == edited
+    repo.set_vector_written(sorted(edited), True)  # without hashes: unconditional
+    assert repo.pending_vectors(limit=5000) == []

@@ -52,7 +52,7 @@ def run_size(label: str, workdir: Path, queries: int = 200, progress: Callable[[
     if spec.real_embeddings:
         from memory_core.embedding import load_embedder
 
-        embedder = load_embedder(BUNDLED_EMBEDDING_MODEL, settings.resolved_model_cache_dir)
+        embedder = load_embedder(BUNDLED_EMBEDDING_MODEL, settings.resolved_model_cache_dir, precision=spec.precision)
     else:
         embedder = SyntheticEmbedder(spec.seed)
     engine = open_memory(settings, embedder=embedder, clock=FixedClock(NOW))

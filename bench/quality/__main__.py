@@ -1,4 +1,4 @@
-"""``python -m bench.quality [--quick | --conversations N] [--forgetting on|off|both]``."""
+"""``python -m bench.quality [--quick | --conversations N] [--forgetting on|off|both] [--precision fp32|int8]``."""
 from __future__ import annotations
 
 import os
@@ -28,18 +28,19 @@ MODEL_DIR = ROOT / "data" / "test-models"
 
 def run(conversations: int | None, questions: int | None, dialogues: int | None, forgetting: str,
         methods: list[str], datasets: list[str], json_path: Path | None, html_path: Path | None,
-        cache_path: Path = CACHE, off_methods: list[str] | None = None, captions: bool = False) -> dict[str, Any]:
+        cache_path: Path = CACHE, off_methods: list[str] | None = None, captions: bool = False,
+        precision: str = "fp32") -> dict[str, Any]:
     """Run the benchmark; returns the result dict (also written to ``json_path`` / ``html_path``)."""
     from memory_core.config import BUNDLED_EMBEDDING_MODEL
     from memory_core.embedding import load_embedder
 
     started = time.perf_counter()
     load_start = os.getloadavg()
-    embedder = CachingEmbedder(load_embedder(BUNDLED_EMBEDDING_MODEL, MODEL_DIR), cache_path)
+    embedder = CachingEmbedder(load_embedder(BUNDLED_EMBEDDING_MODEL, MODEL_DIR, precision=precision), cache_path)
     variants = {"on": [True], "off": [False], "both": [True, False]}[forgetting]
     results: dict[str, Any] = {}
     meta: dict[str, Any] = {"expiry": {}, "context_tokens_top5": {}, "write_seconds": {}, "query_seconds": {},
-                            "locomo_image_captions": captions}
+                            "locomo_image_captions": captions, "embedder": embedder.name}
 
     def record(key: str, run_: CorpusRun) -> None:
         meta["write_seconds"][key] = round(run_.write_seconds, 1)
@@ -101,6 +102,8 @@ def main() -> None:
     parser.add_argument("--datasets", default="locomo,madial_zh,madial_en")
     parser.add_argument("--captions", action="store_true",
                         help="LoCoMo turns with the caption of the photo they shared")
+    parser.add_argument("--precision", choices=["fp32", "int8"], default=os.environ.get("EMBEDDING_PRECISION", "fp32"),
+                        help="encoder precision (EMBEDDING_PRECISION); int8 results need --out")
     parser.add_argument("--out", default=None, help="JSON path (default bench/results/quality.json for full "
                                                     "runs; slices are not written unless given)")
     args = parser.parse_args()
@@ -109,13 +112,14 @@ def main() -> None:
     if args.quick:
         conversations, questions, dialogues = conversations or 2, questions or 40, dialogues or 40
     sliced = any(v is not None for v in (conversations, questions, dialogues))
-    json_path = Path(args.out) if args.out else (None if sliced else RESULTS / "quality.json")
+    # Only the default configuration overwrites the committed result.
+    json_path = Path(args.out) if args.out else (None if sliced or args.precision != "fp32" else RESULTS / "quality.json")
     html_path = json_path.with_suffix(".html") if json_path else None
     results = run(conversations, questions, dialogues, args.forgetting,
                   [m.strip() for m in args.methods.split(",") if m.strip()],
                   [d.strip() for d in args.datasets.split(",") if d.strip()], json_path, html_path,
                   off_methods=[m.strip() for m in args.off_methods.split(",") if m.strip()],
-                  captions=args.captions)
+                  captions=args.captions, precision=args.precision)
     print(markdown(results))
     if json_path:
         print(f"\nwrote {json_path} and {html_path}")

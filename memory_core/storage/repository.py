@@ -135,12 +135,16 @@ class SqlRepository:
             return
         with self.session() as s:
             if content_hashes:
-                # One statement per 500 rows: (id, hash) pairs, so an edited row is left alone.
+                # One statement per 500 rows: (id, hash) pairs, so an edited row is left alone. The
+                # plain id list is what lets SQLite use the primary key (a row-value IN alone made
+                # it scan the whole table); PostgreSQL plans an index scan either way.
                 pairs = [(memory_id, content_hashes[memory_id]) for memory_id in memory_ids]
                 for start in range(0, len(pairs), 500):
+                    part = pairs[start:start + 500]
                     s.execute(
                         update(MemoryRow)
-                        .where(tuple_(MemoryRow.memory_id, MemoryRow.content_hash).in_(pairs[start:start + 500]))
+                        .where(MemoryRow.memory_id.in_([mid for mid, _ in part]),
+                               tuple_(MemoryRow.memory_id, MemoryRow.content_hash).in_(part))
                         .values(vector_written=written)
                     )
             else:

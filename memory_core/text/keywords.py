@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 from memory_core.text.lang import CJK_CLASS, jieba_tokenizer
 
@@ -124,6 +125,11 @@ def keyword_tokens(text: str) -> list[str]:
     Chinese: jieba search-mode words; English: lowercased, stemmed words; numbers and ISO
     dates kept whole; stopwords and punctuation dropped.
     """
+    return list(_keyword_tokens(text))
+
+
+@lru_cache(maxsize=2048)  # the write path tokenises each text twice (importance rules, BM25 field)
+def _keyword_tokens(text: str) -> tuple[str, ...]:
     text = unicodedata.normalize("NFKC", text)
     tokens: list[str] = []
     for m in _TOKEN_RE.finditer(text):
@@ -143,7 +149,7 @@ def keyword_tokens(text: str) -> list[str]:
                 tokens.append(stemmed)
         else:
             tokens.append(value)
-    return tokens
+    return tuple(tokens)
 
 
 def keyword_text(text: str) -> str:

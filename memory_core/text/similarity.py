@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 
+@lru_cache(maxsize=4096)  # a batch compares each new text with many others: normalise each once
 def normalize_for_compare(text: str) -> str:
     """NFKC, lowercase, punctuation -> space, spaces kept only between Latin/digit runs."""
     t = unicodedata.normalize("NFKC", text).lower()
