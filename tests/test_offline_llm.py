@@ -51,6 +51,15 @@ IMPORTANCE = [
     ("Bart won first place in the 100 meters at the sports festival", 4), ("Lisa在作文比赛中获得了第一名", 4),
     ("I finally graduated last week", 4), ("我的狗去世了", 4), ("Lisa felt extremely anxious before her exam", 4),
     ("Bart在海边放风筝，感到非常开心", 4), ("Lisa felt happy in art class", 3), ("阿黄在公园追小朋友，让Bart感到害怕", 3),
+    # dietary restrictions said in passing are kept; lasting self-disclosures live a year
+    ("Unfortunately, I can't have dairy, so no ice cream for me", 4), ("我吃不了辣的", 4),
+    ("I'm passionate about improving education in our community", 3), ("Just started doing aerial yoga, it's great", 3),
+    ("I've had them for 3 years now and they bring me joy", 3), ("I'm doing kickboxing and it's giving me energy", 3),
+    ("I've worked with Python and C++", 3), ("我养了两只猫", 3), ("我最近开始学吉他", 3),
+    ("I'm doing fine", 2), ("I'm doing well, how about you?", 2), ("I'm taking the bus", 2), ("I'm playing it safe", 2),
+    ("I can't have been more wrong", 2), ("Thanks, James! I play drums too!", 3), ("This is my book collection so far", 3),
+    ("I'm working on a script about a girl who finds home", 3), ("Trying to eat healthier these days", 3),
+    ("I'm struggling to keep up with my assignments", 3), ("I play along", 2),
 ]
 
 

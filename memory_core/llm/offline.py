@@ -76,7 +76,33 @@ _PLAN_RE = re.compile(
 )
 _HOBBY_RE = re.compile(
     r"喜欢|爱吃|爱喝|爱好|兴趣|热爱|最爱|迷上|常去|经常|"
-    r"\blikes?\b|\bloves?\b|\benjoy|\bhobby|\bhobbies\b|\bfavou?rite\b|\bfan of\b|\binto\b|\busually\b|\boften\b",
+    r"\blikes?\b|\bloved?\b|\bloves\b|\benjoy|\bhobby|\bhobbies\b|\bfavou?rite\b|\bfan of\b|\binto\b|\busually\b|\boften\b",
+    _I,
+)
+# A dietary restriction stated in passing ("I can't have dairy") matters as much as "I don't eat
+# pork": it is kept (4). Lasting self-disclosures (what the user is passionate about, has been
+# doing for a while, has just taken up, keeps as pets, has worked with) live a year (3), like hobbies;
+# without them such turns fell to 2 and expired after 180 days (LoCoMo: 95 gold turns, all 2).
+_DIET_RE = re.compile(
+    r"不能吃|不能喝|吃不了|喝不了|忌口|不耐受|"
+    r"\bI (?:can'?t|cannot|can not) (?:have|eat|drink|tolerate)\b(?! been\b| to\b)|\bI(?:'m| am) (?:gluten|dairy|lactose)[- ]free\b",
+    _I,
+)
+_INTEREST_RE = re.compile(
+    r"热衷|着迷|养了|开始学|正在学|在学|学了[^，。]{0,6}(?:年|个月)|做志愿者|当志愿者|收藏|"
+    r"\bpassionate\b|\bpassion\b|\bmy go-to\b|\bdrawn to\b|\bobsessed with\b|"
+    r"\bI(?:'ve| have) (?:had|owned|kept) (?:them|it|him|her|my \w+) for\b|"
+    r"\bI(?:'ve| have) been (?:\w+ )?(?:playing|learning|practi[cs]ing|doing|collecting|training|studying|"
+    r"volunteering|working on|writing|painting|cooking|baking)\b|\bbeen (?:playing|learning|doing) (?:it|this|that) for\b|"
+    r"\b(?:just )?(?:started|starting|took up|taking up|picked up) (?:doing |playing |learning |practi[cs]ing |taking )?"
+    r"(?:a |an |my |some )?\w+(?:ing|yoga|classes|lessons|guitar|piano|drums)\b|"
+    r"\bI(?:'m| am) (?:currently |now )?(?:learning|practi[cs]ing|training (?:in|for))\b|"
+    r"\bI(?:'m| am) (?:currently |now )?(?:doing|playing) (?!fine|well|good|great|ok\b|okay|alright|better|worse|"
+    r"nothing|something|anything|it\b|that\b|this\b|the dishes|my best)\w+|"
+    r"\bI(?:'ve| have) worked with\b|\bmy (?:pets?|dogs?|cats?|snakes?|turtles?|hamsters?|rabbits?|parrots?|horses?)\b|"
+    r"\bvolunteer(?:s|ed|ing)?\b|\bmy (?:\w+ )?collection\b|\bI collect\b|\bI play (?:the )?(?!with\b|along\b|around\b)[a-z]{3,}|"
+    r"\bI(?:'m| am) (?:currently |still )?(?:working on|looking for|considering|trying to|participating in|"
+    r"competing in)\b|\bthese days\b",
     _I,
 )
 _OPINION_RE = re.compile(
@@ -119,7 +145,7 @@ _EMOTION_WORDS = (
     r"紧张|焦虑|担心|生气|愤怒|委屈|崩溃|后悔|尴尬|失望|心碎|绝望|惊喜|感激|"
     r"happy|glad|joyful|thrilled|excited|proud|grateful|sad|upset|heartbroken|devastated|"
     r"lonely|scared|afraid|terrified|nervous|anxious|worried|angry|furious|frustrated|disappointed|"
-    r"embarrassed|ashamed|overwhelmed|stressed|miserable|ecstatic|overjoyed|delighted"
+    r"embarrassed|ashamed|overwhelmed|stressed|miserable|ecstatic|overjoyed|delighted|stoked|struggling|peaceful|motivated|motivating|inspired"
 )
 _EMOTION_RE = re.compile(rf"(?:{_EMOTION_WORDS})", _I)
 _INTENSE_EMOTION_RE = re.compile(
@@ -181,21 +207,23 @@ def _is_procedural(text: str) -> bool:
 
 
 def importance_of(text: str, now: datetime) -> int:
-    """1-5 by rules: health/safety 5; slots, family, job, firm preferences, instructions, life
-    milestones and strongly felt experiences 4; plans, dated events, hobbies, felt experiences 3;
+    """1-5 by rules: health/safety 5; slots, family, job, firm preferences, dietary restrictions,
+    instructions, life milestones and strongly felt experiences 4; plans, dated events, hobbies,
+    lasting interests, felt experiences 3;
     opinions and other content 2; small talk 1."""
     if _SAFETY_RE.search(text):
         return 5
     if _is_small_talk(text):
         return 1
-    if any(r.search(text) for r in (_ADDRESS_RE, _CONTACT_RE, _BIRTHDAY_RE, _FAMILY_RE, _JOB_RE, _FIRM_PREF_RE)):
+    if any(r.search(text) for r in (_ADDRESS_RE, _CONTACT_RE, _BIRTHDAY_RE, _FAMILY_RE, _JOB_RE, _FIRM_PREF_RE,
+                                    _DIET_RE)):
         return 4
     if _is_procedural(text):
         return 4
     salience = _salience(text)
     if salience:
         return salience
-    if _PLAN_RE.search(text) or _HOBBY_RE.search(text) or _EPISODE_RE.search(text):
+    if _PLAN_RE.search(text) or _HOBBY_RE.search(text) or _INTEREST_RE.search(text) or _EPISODE_RE.search(text):
         return 3
     if _OPINION_RE.search(text):
         return 2
