@@ -345,7 +345,7 @@ class RetrievalPipeline:
         if options.use_keyword:
             ranks.append(c.keyword_rank)
         ranks.append(c.window_rank)
-        return rrf_sum(ranks) + c.neighbour
+        return rrf_sum(ranks, self.settings.rrf_k) + c.neighbour
 
     def _score(self, candidates: list[_Candidate], records: dict[str, MemoryRecord], now: datetime,
                options: RetrievalOptions) -> list[SearchResult]:

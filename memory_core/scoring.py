@@ -13,7 +13,9 @@ import math
 from dataclasses import dataclass
 from datetime import datetime
 
-RRF_K = 60
+# Reciprocal-rank fusion constant. The classic 60 makes a first and a tenth rank nearly equal
+# (1/61 vs 1/70), so importance and recency reorder the top; see ``Settings.rrf_k``.
+RRF_K = 5
 
 
 @dataclass(frozen=True)
@@ -22,13 +24,6 @@ class Weights:
     importance: float
     recency: float
     half_life_days: float
-
-
-def rrf(ranks: list[int | None], k: int = RRF_K) -> float:
-    """Fused relevance in [0, 1]: sum of 1/(k+rank+1) over legs, divided by its maximum."""
-    best = len(ranks) / (k + 1)
-    total = sum(1.0 / (k + rank + 1) for rank in ranks if rank is not None)
-    return total / best if best else 0.0
 
 
 def rrf_sum(ranks: list[int | None], k: int = RRF_K) -> float:
