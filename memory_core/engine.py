@@ -102,11 +102,11 @@ class MemoryEngine:
                 results.extend(self.writer.add_many(parsed[start:start + batch_size], actor=actor))
         return results
 
-    def _resolve_conflicts(self, memory_ids: list[str], vectors: dict[str, Any], actor: str) -> None:
+    def _resolve_conflicts(self, created: dict[str, MemoryRecord], vectors: dict[str, Any], actor: str) -> None:
         """Newer wins: older memories that the new ones contradict become superseded (kept, linked)."""
         from memory_core.maintenance.conflicts import resolve_conflicts
 
-        resolve_conflicts(self, memory_ids, actor, vectors=vectors)
+        resolve_conflicts(self, list(created), actor, vectors=vectors, records=created)
 
     # ---- read -----------------------------------------------------------------------------
     def search(

@@ -96,10 +96,10 @@ class WritePipeline:
         llm: LLMProvider,
         cache: ResultCache,
         clock: Clock,
-        after_write: Callable[[list[str], dict[str, np.ndarray], str], None] | None = None,
+        after_write: Callable[[dict[str, MemoryRecord], dict[str, np.ndarray], str], None] | None = None,
     ) -> None:
-        """``after_write(created_ids, vectors_by_id, actor)`` runs once new memories are stored
-        and indexed (the engine resolves newer-wins conflicts there); its failure never fails
+        """``after_write(created_records_by_id, vectors_by_id, actor)`` runs once new memories are
+        stored and indexed (the engine resolves newer-wins conflicts there); its failure never fails
         the write, which has already landed."""
         self.after_write = after_write
         self.settings = settings
@@ -145,12 +145,12 @@ class WritePipeline:
                 chunk.vector = vector
         self._find_duplicates(chunks)
         created = self._store(chunks, actor)
-        pending = self._index([c for c in chunks if c.duplicate_of is None and c.memory_id in created])
+        pending = self._index([c for c in chunks if c.duplicate_of is None and c.memory_id in created], created)
         self._refresh_absorbed({c.duplicate_of for c in chunks if c.duplicate_of is not None})
         new_chunks = [c for c in chunks if c.duplicate_of is None and c.memory_id in created]
         if self.after_write is not None and new_chunks:
             try:
-                self.after_write([c.memory_id for c in new_chunks],
+                self.after_write({c.memory_id: created[c.memory_id] for c in new_chunks},
                                  {c.memory_id: c.vector for c in new_chunks if c.vector is not None}, actor)
             except Exception as exc:
                 log.warning("post-write step failed (the memories are stored): %s", exc)
@@ -237,9 +237,11 @@ class WritePipeline:
             out.update((id(c), h) for c, h in zip(group, hits))
         return out
 
-    def _store(self, chunks: list[_Chunk], actor: str) -> set[str]:
-        """One transaction: new rows (vector pending), duplicate bumps, and their history."""
-        created: set[str] = set()
+    def _store(self, chunks: list[_Chunk], actor: str) -> dict[str, MemoryRecord]:
+        """One transaction: new rows (vector pending), duplicate bumps, and their history.
+        Returns the new memories as written (what they read back as), so indexing and the
+        conflict check need not read them again."""
+        created: dict[str, MemoryRecord] = {}
         ttl = self.settings.ttl_days_by_importance
         with self.repo.session() as session:
             absorbed: dict[str, list[_Chunk]] = {}
@@ -266,9 +268,13 @@ class WritePipeline:
             for chunk, record in stored:
                 self.repo.add_history(session, memory_id=chunk.memory_id, user_id=chunk.user_id, action="create",
                                       actor=actor, at=chunk.at, before=None, after=snapshot(record))
-                created.add(chunk.memory_id)
+                created[chunk.memory_id] = record
             for memory_id, copies in absorbed.items():
                 self._absorb(session, memory_id, copies, actor)
+                if memory_id in created:  # a twin within this batch: its importance may have risen
+                    refreshed = self.repo.get(memory_id, session)
+                    if refreshed is not None:
+                        created[memory_id] = refreshed
         return created
 
     def _absorb(self, session: Any, memory_id: str, copies: list[_Chunk], actor: str) -> None:
@@ -296,21 +302,20 @@ class WritePipeline:
                               at=latest, before=snapshot(before), after=snapshot(after),
                               note=f"absorbed {len(copies)} near-duplicate(s)")
 
-    def _index(self, chunks: list[_Chunk]) -> set[str]:
+    def _index(self, chunks: list[_Chunk], records: dict[str, MemoryRecord]) -> set[str]:
         """Insert the new vectors (fresh ids); returns the ids left pending (the store failed).
         Pending ones are re-indexed by reconcile with ``upsert``, which replaces any copy a
         failed-but-applied insert left behind."""
         if not chunks:
             return set()
-        records = self.repo.get_many([c.memory_id for c in chunks])
         by_id = {c.memory_id: c for c in chunks}
-        batch = [vector_record(records[mid], by_id[mid].vector) for mid in records]
+        batch = [vector_record(records[mid], by_id[mid].vector) for mid in by_id]
         try:
             self.vectors.insert_new(batch)
         except Exception as exc:
             log.warning("vector write failed for %d memories; they stay pending for reconcile: %s", len(batch), exc)
             return set(by_id)
-        self.repo.set_vector_written(list(records), True, {mid: records[mid].content_hash for mid in records})
+        self.repo.set_vector_written(list(by_id), True, {mid: records[mid].content_hash for mid in by_id})
         return set()
 
     def _refresh_absorbed(self, memory_ids: set[str]) -> None:

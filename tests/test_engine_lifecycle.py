@@ -53,6 +53,37 @@ def test_near_duplicates_update_instead_of_copy(make_engine, sql: str) -> None:
     assert other.created
 
 
+def test_a_repeat_within_one_batch_that_raises_importance_reaches_the_vector_index(make_engine) -> None:
+    """The batch write indexes the records it just stored; when a later copy in the same batch
+    raised its twin's importance (and so its expiry), Milvus must get the raised values, not
+    the ones first inserted: filters on importance and expiry run inside the vector search."""
+    from memory_core import AddItem
+    from memory_core.llm.offline import OfflineLLM
+    from memory_core.types import Analysis
+    from memory_core.vectors.base import VectorFilter
+
+    class SaidAgainLater(OfflineLLM):
+        """Rates a statement 2 the first day and 5 from the next day on (what an LLM might do
+        with a fact the user keeps repeating)."""
+
+        def analyze(self, text: str, now: datetime) -> Analysis:
+            base = super().analyze(text, now)
+            return Analysis(importance=2 if now < T0 + timedelta(hours=12) else 5, memory_type=base.memory_type,
+                            entities=base.entities, summary=base.summary)
+
+    engine = make_engine(clock=FixedClock(T0 + timedelta(days=2)), llm=SaidAgainLater())
+    text = "I go to the climbing gym on Mondays"
+    results = engine.add_many([AddItem("u1", text, at=T0), AddItem("u1", text, at=T0 + timedelta(days=1))])
+    memory_id = results[0].memory_ids[0]
+    assert results[1].deduplicated == [memory_id]
+    record = engine.get(memory_id)
+    assert record.importance == 5 and record.expires_at is None and record.vector_written
+    vector = engine.embedder.embed_queries([text])[0]
+    late = int((T0 + timedelta(days=400)).timestamp())  # past the 180 days importance 2 would live
+    hits = engine.vectors.search_dense(vector, VectorFilter(user_id="u1", now=late, min_importance=5), 5)
+    assert [h.memory_id for h in hits] == [memory_id]
+
+
 @pytest.mark.parametrize("sql", ["sqlite", "postgres"])
 def test_edit_reembeds_and_lands_in_history(make_engine, sql: str) -> None:
     engine = make_engine(sql=sql)
