@@ -37,10 +37,12 @@ class Settings(BaseSettings):
     # ONNX Runtime for local model folders when installed (about 1.4x torch's batch throughput on
     # 2 cores, same vectors); "torch" forces sentence-transformers. See memory_core.embedding.
     embedding_backend: Literal["auto", "onnx", "torch"] = "auto"
-    # int8 (ONNX only): 2.3x faster embedding for a small recall cost (bench/quality: LoCoMo recall@10
-    # .687 vs .690, recall@5 .575 vs .584; MADial flat). Vectors stay comparable (cosine 0.997), so
-    # switching on an existing store needs no re-index. fp32 keeps the best recall.
-    embedding_precision: Literal["fp32", "int8"] = "fp32"
+    # "auto" (default): int8 for the bundled e5-small on ONNX, fp32 for any other model or torch.
+    # int8 quantises the encoder's matrices: 2.3x faster embedding with recall at parity on the
+    # bundled model (bench/quality, see the README), the difference between meeting and missing
+    # 150 memories/s on add_many. Other models are not quantised unasked: their int8 quality is
+    # unmeasured. Vectors stay comparable (cosine 0.997), so switching needs no re-index.
+    embedding_precision: Literal["auto", "fp32", "int8"] = "auto"
     embedding_batch_size: int = 16  # texts are length-sorted first; 16 beat 32 and 64 on 2 cores
     reranker_model: str = Field(default="", description="Local path of a sentence-transformers CrossEncoder.")
     model_cache_dir: Path | None = None  # default data_dir/models

@@ -34,8 +34,18 @@ def model_cache_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def embedder(model_cache_dir: Path) -> Embedder:
-    """The bundled multilingual-e5-small, loaded once per process."""
-    return load_embedder(BUNDLED_EMBEDDING_MODEL, model_cache_dir)
+    """The bundled multilingual-e5-small as the product runs it (default precision: int8 on
+    ONNX), loaded once per process: engine tests exercise what ships."""
+    from memory_core.config import Settings
+
+    default = Settings(_env_file=None).embedding_precision  # type: ignore[call-arg]
+    return load_embedder(BUNDLED_EMBEDDING_MODEL, model_cache_dir, precision=default)
+
+
+@pytest.fixture(scope="session")
+def fp32_embedder(model_cache_dir: Path) -> Embedder:
+    """The same model in fp32 on ONNX: the graph whose vectors must equal torch's."""
+    return load_embedder(BUNDLED_EMBEDDING_MODEL, model_cache_dir, precision="fp32")
 
 
 @pytest.fixture(scope="session")

@@ -90,6 +90,13 @@ def e5_folder(embedder, model_cache_dir: Path) -> Path:  # noqa: ANN001 - fixtur
 # ---------------------------------------------------------------- the file format
 
 
+@pytest.fixture(scope="session")
+def embedder(fp32_embedder):  # type: ignore[no-untyped-def]
+    """This module checks the fp32 graph (torch parity, names, exports): it overrides the
+    product-default fixture."""
+    return fp32_embedder
+
+
 def test_q4_block_layout_low_nibbles_first() -> None:
     scale = np.float16(0.5)
     nibbles = np.arange(32) % 16  # value j -> nibble j % 16

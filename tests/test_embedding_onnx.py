@@ -53,6 +53,13 @@ def _linked_copy(source: Path, target: Path) -> Path:
     return target
 
 
+@pytest.fixture(scope="session")
+def embedder(fp32_embedder):  # type: ignore[no-untyped-def]
+    """This module checks the fp32 graph (torch parity, names, exports): it overrides the
+    product-default fixture."""
+    return fp32_embedder
+
+
 def test_default_backend_is_onnx(embedder) -> None:  # noqa: ANN001
     assert isinstance(embedder, OnnxEmbedder)
     assert Settings(_env_file=None).embedding_backend == "auto"  # type: ignore[call-arg]
@@ -187,3 +194,47 @@ def test_int8_precision_is_close_to_fp32_and_named_apart(embedder, model_cache_d
 def test_bad_precision_choices_raise(kwargs: dict, message: str, model_cache_dir: Path) -> None:
     with pytest.raises(ModelLoadError, match=message):
         load_embedder(BUNDLED_EMBEDDING_MODEL, model_cache_dir, **kwargs)
+
+
+def test_auto_precision_quantises_only_the_bundled_model_on_onnx(model_cache_dir: Path) -> None:
+    """The default: int8 where its recall was measured (the bundled e5-small on ONNX), fp32 for a
+    user's own model folder or the torch backend, and explicit choices pass through."""
+    from memory_core.embedding import resolve_precision
+
+    assert Settings(_env_file=None).embedding_precision == "auto"  # type: ignore[call-arg]
+    assert resolve_precision(BUNDLED_EMBEDDING_MODEL, "auto", "auto") == "int8"
+    assert resolve_precision(BUNDLED_EMBEDDING_MODEL, "onnx", "auto") == "int8"
+    assert resolve_precision(BUNDLED_EMBEDDING_MODEL, "torch", "auto") == "fp32"
+    assert resolve_precision("/models/my-own-encoder", "auto", "auto") == "fp32"
+    assert resolve_precision(BUNDLED_EMBEDDING_MODEL, "auto", "fp32") == "fp32"
+    loaded = load_embedder(BUNDLED_EMBEDDING_MODEL, model_cache_dir, precision="auto")
+    assert isinstance(loaded, OnnxEmbedder) and loaded.name == BUNDLED_EMBEDDING_MODEL + "@int8"
+    # With torch, "auto" is not an error (int8 + torch is): it means fp32.
+    torch_one = load_embedder(BUNDLED_EMBEDDING_MODEL, model_cache_dir, backend="torch", precision="auto")
+    assert isinstance(torch_one, SentenceTransformerEmbedder) and torch_one.name == BUNDLED_EMBEDDING_MODEL
+
+
+def test_auto_precision_falls_back_to_fp32_when_int8_cannot_load(model_cache_dir: Path, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch,
+                                                                 caplog: pytest.LogCaptureFixture) -> None:
+    """A default must not stop the app: if the int8 graph cannot be built (say the quantiser is
+    missing), "auto" logs why and serves the fp32 encoder; an explicit int8 still fails loudly."""
+    from memory_core.embedding import clear_embedder_cache
+
+    real_load = OnnxEmbedder.load.__func__  # type: ignore[attr-defined]
+
+    def failing_int8(cls, folder, name=None, batch_size=16, precision="fp32"):  # type: ignore[no-untyped-def]
+        if precision == "int8":
+            raise ModelLoadError("quantiser unavailable (injected)")
+        return real_load(cls, folder, name=name, batch_size=batch_size, precision=precision)
+
+    clear_embedder_cache()
+    monkeypatch.setattr(OnnxEmbedder, "load", classmethod(failing_int8))
+    try:
+        with caplog.at_level(logging.WARNING):
+            loaded = load_embedder(BUNDLED_EMBEDDING_MODEL, model_cache_dir, precision="auto")
+        assert loaded.name == BUNDLED_EMBEDDING_MODEL and "int8 encoder unavailable" in caplog.text
+        with pytest.raises(ModelLoadError, match="quantiser unavailable"):
+            load_embedder(BUNDLED_EMBEDDING_MODEL, model_cache_dir, precision="int8")
+    finally:
+        clear_embedder_cache()

@@ -1,4 +1,4 @@
-"""``python -m bench.quality [--quick | --conversations N] [--forgetting on|off|both] [--precision fp32|int8]``."""
+"""``python -m bench.quality [--quick | --conversations N] [--forgetting on|off|both] [--precision auto|fp32|int8]``."""
 from __future__ import annotations
 
 import os
@@ -29,7 +29,7 @@ MODEL_DIR = ROOT / "data" / "test-models"
 def run(conversations: int | None, questions: int | None, dialogues: int | None, forgetting: str,
         methods: list[str], datasets: list[str], json_path: Path | None, html_path: Path | None,
         cache_path: Path = CACHE, off_methods: list[str] | None = None, captions: bool = False,
-        precision: str = "fp32") -> dict[str, Any]:
+        precision: str = "auto") -> dict[str, Any]:
     """Run the benchmark; returns the result dict (also written to ``json_path`` / ``html_path``)."""
     from memory_core.config import BUNDLED_EMBEDDING_MODEL
     from memory_core.embedding import load_embedder
@@ -102,8 +102,10 @@ def main() -> None:
     parser.add_argument("--datasets", default="locomo,madial_zh,madial_en")
     parser.add_argument("--captions", action="store_true",
                         help="LoCoMo turns with the caption of the photo they shared")
-    parser.add_argument("--precision", choices=["fp32", "int8"], default=os.environ.get("EMBEDDING_PRECISION", "fp32"),
-                        help="encoder precision (EMBEDDING_PRECISION); int8 results need --out")
+    parser.add_argument("--precision", choices=["auto", "fp32", "int8"],
+                        default=os.environ.get("EMBEDDING_PRECISION", "auto"),
+                        help="encoder precision (EMBEDDING_PRECISION; auto = the product default, int8 for the "
+                             "bundled model); other precisions' results need --out")
     parser.add_argument("--out", default=None, help="JSON path (default bench/results/quality.json for full "
                                                     "runs; slices are not written unless given)")
     args = parser.parse_args()
@@ -113,7 +115,7 @@ def main() -> None:
         conversations, questions, dialogues = conversations or 2, questions or 40, dialogues or 40
     sliced = any(v is not None for v in (conversations, questions, dialogues))
     # Only the default configuration overwrites the committed result.
-    json_path = Path(args.out) if args.out else (None if sliced or args.precision != "fp32" else RESULTS / "quality.json")
+    json_path = Path(args.out) if args.out else (None if sliced or args.precision != "auto" else RESULTS / "quality.json")
     html_path = json_path.with_suffix(".html") if json_path else None
     results = run(conversations, questions, dialogues, args.forgetting,
                   [m.strip() for m in args.methods.split(",") if m.strip()],
