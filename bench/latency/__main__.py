@@ -1,4 +1,4 @@
-"""``python -m bench.latency [--sizes 10k,10k-int8,100k,100k-100pu,1M] [--queries 200]``
+"""``python -m bench.latency [--sizes 10k,10k-fp32,100k,100k-100pu,1M] [--queries 200]``
 
 Each size runs in its own child process (``--one``) so its RSS, Milvus Lite server and caches
 do not leak into the next. Prints markdown tables, writes ``bench/results/latency.json``
@@ -19,7 +19,7 @@ from pathlib import Path
 from bench.latency.report import chart, markdown
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
-ORDER = ("10k", "10k-int8", "100k", "100k-100pu", "1M")
+ORDER = ("10k", "10k-fp32", "100k", "100k-100pu", "1M")
 
 
 def _env() -> dict[str, str]:

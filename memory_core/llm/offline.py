@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from datetime import datetime
 from typing import Iterator, Sequence
 
@@ -767,25 +768,47 @@ def _same_object(a: str, b: str) -> bool:
     return bool(sa & sb)
 
 
+@dataclass(frozen=True)
+class _Facts:
+    """What ``supersedes_text`` reads off one text, computed once per text: the conflict check
+    compares each new memory with up to six older ones, and re-parsing both sides of every pair
+    was most of its rule time."""
+
+    slots: tuple[tuple[str, str | None] | None, ...]  # per slot: (subject, normalised value) or None
+    preference: tuple[int, str, str] | None  # (polarity, object, subject)
+    says_changed: bool
+
+
+@lru_cache(maxsize=4096)
+def _facts(text: str) -> _Facts:
+    slots: list[tuple[str, str | None] | None] = []
+    for slot in _SLOTS:
+        m = slot.pattern.search(text)
+        slots.append(None if m is None else (_subject(text, m.start()), _slot_value(text, slot)))
+    pref = _preference(text)
+    preference = None if pref is None else (pref[0], pref[1], _subject(text, pref[2]))
+    return _Facts(tuple(slots), preference, _CHANGE_RE.search(text) is not None)
+
+
 def supersedes_text(newer: str, older: str) -> bool:
     """Same slot (address, phone, email, employer, or a preference about the same thing),
     same subject, different value -> True."""
-    for slot in _SLOTS:
-        m_new, m_old = slot.pattern.search(newer), slot.pattern.search(older)
-        if not (m_new and m_old):
+    f_new, f_old = _facts(newer), _facts(older)
+    for s_new, s_old in zip(f_new.slots, f_old.slots):
+        if s_new is None or s_old is None:
             continue
-        if _subject(newer, m_new.start()) != _subject(older, m_old.start()):
+        if s_new[0] != s_old[0]:
             return False
-        v_new, v_old = _slot_value(newer, slot), _slot_value(older, slot)
+        v_new, v_old = s_new[1], s_old[1]
         if not v_new or not v_old:
             return False
         if v_new != v_old:
             return True
         # Masked values ("[PHONE]") look equal; an explicit change word still signals a new value.
-        return bool(re.fullmatch(r"(phone|email)", v_new)) and _CHANGE_RE.search(newer) is not None
-    p_new, p_old = _preference(newer), _preference(older)
+        return bool(re.fullmatch(r"(phone|email)", v_new)) and f_new.says_changed
+    p_new, p_old = f_new.preference, f_old.preference
     if p_new and p_old and p_new[0] != p_old[0] and _same_object(p_new[1], p_old[1]):
-        return _subject(newer, p_new[2]) == _subject(older, p_old[2])
+        return p_new[2] == p_old[2]
     return False
 
 
