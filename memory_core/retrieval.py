@@ -35,6 +35,7 @@ from memory_core.rerank import Reranker
 from memory_core.scoring import Weights, final_score, recency, rrf_sum
 from memory_core.storage.repository import SqlRepository
 from memory_core.telemetry import Recorder
+from memory_core.text.expansion import slot_keywords
 from memory_core.text.keywords import keyword_text, keyword_tokens
 from memory_core.text.timeparse import parse_time_range
 from memory_core.types import MemoryStatus, MemoryType, ScoreParts, SearchResult, TimeRange
@@ -246,7 +247,8 @@ class RetrievalPipeline:
                 get(hit.memory_id).context_rank = hit.rank
         keyword_query = ""
         if options.use_keyword:
-            keyword_query = keyword_text(query if not context else f"{query}\n{context}")
+            keyword_query = keyword_text(" ".join(
+                part for part in (query, slot_keywords(query), context or "") if part))
             if keyword_query.strip():
                 for hit in self.vectors.search_keyword(keyword_query, flt, k):
                     c = get(hit.memory_id)

@@ -1,0 +1,31 @@
+"""Slot-aware keyword expansion: a question about a slot also searches the words that state it.
+
+"Where do I live?" shares no content word with "I moved to Shanghai last month", and the
+multilingual e5 model scores it about as close to "I don't eat spicy food"; the keyword leg then
+finds nothing and the answer rests on a near-tie. A question that names a slot (home, work,
+phone, e-mail) adds the verbs and nouns people use to state that slot to the
+keyword leg only (the dense query stays the user's words). The same slots drive newer-wins
+conflict resolution, so a question finds the statement that superseded an older one.
+"""
+from __future__ import annotations
+
+import re
+
+# (question pattern, words added to the BM25 query)
+_SLOTS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\bwhere\b.*\b(?:i|we)\s+(?:live|living|stay|based)\b|\bmy\s+(?:home\s+)?address\b|"
+                r"\bwhere(?:'s| is)\s+my\s+home\b|住在?哪|家在哪|住址|我的地址|搬到哪", re.IGNORECASE),
+     "live lives living moved move relocated home address apartment 住 搬 搬家 家 地址"),
+    (re.compile(r"\bwhere\b.*\b(?:i|we)\s+work\b|\bmy\s+(?:job|employer|company|workplace)\b|"
+                r"\bwhat\b.*\b(?:i|we)\s+do\s+for\s+(?:a\s+)?(?:living|work)\b|在哪(?:里|儿)?(?:上班|工作)|我的工作|"
+                r"哪家公司", re.IGNORECASE),
+     "work works working job company employer joined hired 工作 上班 公司 入职 跳槽"),
+    (re.compile(r"\bmy\s+(?:phone|mobile|cell)(?:\s+number)?\b|电话|手机号", re.IGNORECASE),
+     "phone number mobile call 电话 手机 号码"),
+    (re.compile(r"\bmy\s+e-?mail\b|邮箱", re.IGNORECASE), "email e-mail address 邮箱 邮件"),
+)
+
+
+def slot_keywords(query: str) -> str:
+    """Extra keyword-leg words for the slots ``query`` asks about ("" when it names none)."""
+    return " ".join(words for pattern, words in _SLOTS if pattern.search(query))
