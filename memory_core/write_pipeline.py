@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Callable, Sequence
@@ -117,6 +118,8 @@ class WritePipeline:
 
     def add_many(self, items: Sequence[AddItem], actor: str = "system") -> list[AddResult]:
         """Store many texts; validation of every item happens before anything is written."""
+        if not items:
+            return []
         prepared: list[tuple[AddItem, str, str, list[str], str]] = []
         for index, item in enumerate(items):
             try:
@@ -136,13 +139,14 @@ class WritePipeline:
             for piece in chunk_text(text, self.chunk_limit, self.settings.chunk_overlap_tokens, self.embedder.count_tokens):
                 chunks.append(_Chunk(index, user_id, piece, at, item.session_id, dict(item.metadata or {}),
                                      _sources(item.source), context))
+        # The model embeds on a worker thread while this one analyses: ONNX Runtime (and a remote
+        # LLM's network wait) release the GIL, so the two overlap instead of adding up.
+        vectors = self._embed_in_background([embed_text(c.text, c.context) for c in chunks])
         for chunk in chunks:
             chunk.analysis = self.llm.analyze(chunk.text, chunk.at)
             chunk.hash = content_hash(self.embedder.name, embed_text(chunk.text))
-        if chunks:
-            vectors = self.embedder.embed_passages([embed_text(c.text, c.context) for c in chunks])
-            for chunk, vector in zip(chunks, vectors):
-                chunk.vector = vector
+        for chunk, vector in zip(chunks, vectors.result()):
+            chunk.vector = vector
         self._find_duplicates(chunks)
         created = self._store(chunks, actor)
         pending = self._index([c for c in chunks if c.duplicate_of is None and c.memory_id in created], created)
@@ -170,6 +174,15 @@ class WritePipeline:
         return results
 
     # ---- steps --------------------------------------------------------------------------
+    def _embed_in_background(self, texts: list[str]) -> Future[np.ndarray]:
+        """Start embedding ``texts`` on a thread of its own (one per call, so a chat write never
+        queues behind a bulk import's batch); ``result()`` re-raises the model's error."""
+        worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed")
+        try:
+            return worker.submit(self.embedder.embed_passages, texts)
+        finally:
+            worker.shutdown(wait=False)  # the thread ends with its one task
+
     def _context(self, raw: str | None) -> str:
         """The turn a text answered, made safe to store: cleaned, PII-redacted, and cut to its
         last ``context_key_chars`` characters (a question sits at the end of a reply; a long
