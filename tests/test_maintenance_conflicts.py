@@ -106,3 +106,31 @@ def test_a_batch_of_changes_supersedes_in_time_order(engine: MemoryEngine) -> No
     assert engine.get(beijing).superseded_by == shanghai
     assert engine.get(shanghai).superseded_by == shenzhen
     assert _top(engine, user, "where do I live now?", 1) == [shenzhen]
+
+
+def test_memories_that_can_contradict_nothing_skip_the_check(make_engine) -> None:  # type: ignore[no-untyped-def]
+    """Chatter costs no candidate search and no pair check; a statement of a slot still wins."""
+    from memory_core.llm.base import MemoryBrief
+    from memory_core.llm.offline import OfflineLLM
+
+    class CountingLLM(OfflineLLM):
+        def __init__(self) -> None:
+            super().__init__()
+            self.pairs: list[tuple[str, str]] = []
+
+        def supersedes(self, newer: MemoryBrief, older: MemoryBrief) -> bool:
+            self.pairs.append((newer.content, older.content))
+            return super().supersedes(newer, older)
+
+    llm = CountingLLM()
+    engine = make_engine(llm=llm, clock=FixedClock(T0))
+    beijing = engine.add("u1", "I live in Beijing, in Chaoyang district").created[0]
+    engine.clock.set(T0 + timedelta(days=1))
+    engine.add_many([AddItem(user_id="u1", content=t) for t in (
+        "lol that movie in Beijing last night was kind of boring", "I had dinner in Chaoyang district with Anna")])
+    assert llm.pairs == []  # both share entities with the Beijing memory, neither states a slot
+    engine.clock.set(T0 + timedelta(days=2))
+    shanghai = engine.add("u1", "I moved to Shanghai last month").created[0]
+    assert ("I moved to Shanghai last month", "I live in Beijing, in Chaoyang district") in llm.pairs
+    assert all(new == "I moved to Shanghai last month" for new, _ in llm.pairs)
+    assert engine.get(beijing).status is MemoryStatus.SUPERSEDED and engine.get(beijing).superseded_by == shanghai

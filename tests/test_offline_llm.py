@@ -310,3 +310,35 @@ def test_supersedes_false(newer: str, older: str) -> None:
 def test_supersedes_same_memory_is_false() -> None:
     m = brief("same", "我住在北京")
     assert LLM.supersedes(m, m) is False
+
+
+# ---------------------------------------------------------------- may_contradict (conflict-check skip)
+
+CHATTER = ["lol that movie last night was kind of boring", "今天天气不错，随便聊聊", "I went hiking with Anna",
+           "我昨天去了图书馆", "Remind me to buy milk", "I lost my phone yesterday"]
+
+
+@pytest.mark.parametrize("newer,older", SUPERSEDE_TRUE, ids=[n for n, _ in SUPERSEDE_TRUE])
+def test_both_sides_of_every_superseding_pair_may_contradict(newer: str, older: str) -> None:
+    assert LLM.may_contradict(newer) and LLM.may_contradict(older)
+
+
+def test_may_contradict_false_is_exact_for_every_pair_either_way() -> None:
+    """The skip may only drop pairs the rules would reject: a text that 'cannot contradict' is
+    superseded by nothing and supersedes nothing, against every text here, in both orders."""
+    texts = list(dict.fromkeys([t for pair in SUPERSEDE_TRUE + SUPERSEDE_FALSE for t in pair] + CHATTER))
+    skipped = [t for t in texts if not LLM.may_contradict(t)]
+    assert set(CHATTER) - {"I lost my phone yesterday"} <= set(skipped)
+    for text in skipped:
+        for other in texts:
+            assert not LLM.supersedes(brief("a", text, 0), brief("b", other, 30)), (text, other)
+            assert not LLM.supersedes(brief("a", other, 0), brief("b", text, 30)), (other, text)
+
+
+def test_a_model_provider_and_its_fallback_may_always_contradict() -> None:
+    from memory_core.llm.fallback import FallbackLLM
+    from memory_core.llm.openai_provider import OpenAICompatibleLLM
+
+    model = OpenAICompatibleLLM("http://127.0.0.1:9/v1", "", "any-model")  # never called here
+    assert model.may_contradict("lol that movie was boring") is True
+    assert FallbackLLM(model, LLM).may_contradict("lol that movie was boring") is True

@@ -61,3 +61,9 @@ class LLMProvider(ABC):
     @abstractmethod
     def supersedes(self, newer: MemoryBrief, older: MemoryBrief) -> bool:
         """True when ``newer`` contradicts and replaces ``older`` (same slot, new value)."""
+
+    def may_contradict(self, text: str) -> bool:
+        """False only when ``supersedes`` would answer False for every pair ``text`` is part of,
+        either side: the conflict check then skips that memory without loading a candidate.
+        A model decides pairs it sees, so the default is True; rule-based providers know better."""
+        return True

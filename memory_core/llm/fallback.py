@@ -64,3 +64,7 @@ class FallbackLLM(LLMProvider):
     def supersedes(self, newer: MemoryBrief, older: MemoryBrief) -> bool:
         return self._call("supersedes", lambda: self.primary.supersedes(newer, older),
                           lambda: self.fallback.supersedes(newer, older))
+
+    def may_contradict(self, text: str) -> bool:
+        # Either side may answer a pair (the primary, or the fallback when it fails).
+        return self.primary.may_contradict(text) or self.fallback.may_contradict(text)

@@ -790,6 +790,13 @@ def _facts(text: str) -> _Facts:
     return _Facts(tuple(slots), preference, _CHANGE_RE.search(text) is not None)
 
 
+def states_a_slot_or_preference(text: str) -> bool:
+    """Whether ``supersedes_text`` can be True with ``text`` on either side: it needs a slot
+    (address, phone, e-mail, employer) or a preference in both texts of a pair."""
+    facts = _facts(text)
+    return facts.preference is not None or any(slot is not None for slot in facts.slots)
+
+
 def supersedes_text(newer: str, older: str) -> bool:
     """Same slot (address, phone, email, employer, or a preference about the same thing),
     same subject, different value -> True."""
@@ -877,3 +884,6 @@ class OfflineLLM(LLMProvider):
         if newer.memory_id == older.memory_id:
             return False
         return supersedes_text(newer.content, older.content)
+
+    def may_contradict(self, text: str) -> bool:
+        return states_a_slot_or_preference(text)

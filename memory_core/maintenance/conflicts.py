@@ -150,7 +150,10 @@ def resolve_conflicts(engine: "MemoryEngine", memory_ids: Sequence[str], actor: 
     missing = [mid for mid in ids if mid not in given_records]
     loaded = {**{mid: given_records[mid] for mid in ids if mid in given_records},
               **(engine.repo.get_many(missing) if missing else {})}
-    news = sorted((r for r in loaded.values() if r.status is MemoryStatus.ACTIVE),
+    # A memory the provider says can contradict nothing (no slot, no preference, for the rules)
+    # is skipped before any candidate is searched or loaded: most of a write's conflict time.
+    news = sorted((r for r in loaded.values() if r.status is MemoryStatus.ACTIVE
+                   and engine.llm.may_contradict(r.content)),
                   key=lambda r: (r.created_at, r.memory_id))
     if not news:
         return []
