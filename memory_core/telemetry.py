@@ -8,9 +8,12 @@ import threading
 from datetime import datetime
 from typing import Any, Sequence
 
+from sqlalchemy.exc import OperationalError
+
 from memory_core.storage.repository import SqlRepository
 
 log = logging.getLogger(__name__)
+MAX_BATCH = 500  # queued records written per transaction
 
 
 class Recorder:
@@ -44,17 +47,51 @@ class Recorder:
         self._put(("stop", None))
 
     def _run(self) -> None:
+        """Write what is queued in bursts: everything waiting (up to ``MAX_BATCH``) goes in one
+        transaction. Per item, each search cost two commits on this thread, and that thread's
+        work holding the GIL is what a cache hit right after a miss waited on."""
         while True:
-            kind, payload = self._queue.get()
-            try:
-                if kind == "stop":
-                    return
-                if kind == "flush":
-                    payload.set()
-                elif kind == "metric":
-                    self._repo.record_metric(payload)
+            batch = [self._queue.get()]
+            while len(batch) < MAX_BATCH:
+                try:
+                    batch.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            metrics: list[dict[str, Any]] = []
+            accesses: list[tuple[list[str], datetime]] = []
+            for kind, payload in batch:
+                if kind == "metric":
+                    metrics.append(payload)
                 elif kind == "access":
-                    ids, at = payload
-                    self._repo.bump_access(ids, at)
-            except Exception as exc:
-                log.warning("telemetry write failed: %s", exc)
+                    accesses.append(payload)
+                else:  # a flush or stop marker: what was queued before it is written first
+                    self._write(metrics, accesses)
+                    metrics, accesses = [], []
+                    if kind == "flush":
+                        payload.set()
+                    else:
+                        return
+            self._write(metrics, accesses)
+
+    def _write(self, metrics: list[dict[str, Any]], accesses: list[tuple[list[str], datetime]]) -> None:
+        if not metrics and not accesses:
+            return
+        try:
+            self._repo.record_telemetry(metrics, accesses)
+            return
+        except Exception as exc:
+            if len(metrics) + len(accesses) == 1 or isinstance(exc, OperationalError):
+                # the database is unreachable: the burst is dropped (telemetry never blocks a search)
+                log.warning("telemetry write of %d record(s) failed: %s", len(metrics) + len(accesses), exc)
+                return
+        # One bad record must not lose the burst: write them one by one, logging the failures.
+        for values in metrics:
+            self._write_one([values], [])
+        for access in accesses:
+            self._write_one([], [access])
+
+    def _write_one(self, metrics: list[dict[str, Any]], accesses: list[tuple[list[str], datetime]]) -> None:
+        try:
+            self._repo.record_telemetry(metrics, accesses)
+        except Exception as exc:
+            log.warning("telemetry write failed: %s", exc)
