@@ -238,3 +238,14 @@ def test_auto_precision_falls_back_to_fp32_when_int8_cannot_load(model_cache_dir
             load_embedder(BUNDLED_EMBEDDING_MODEL, model_cache_dir, precision="int8")
     finally:
         clear_embedder_cache()
+
+
+def test_worker_threads_do_not_spin_by_default_and_spinning_changes_no_vector(embedder, model_cache_dir: Path) -> None:  # noqa: ANN001
+    """Busy-waiting ORT threads took a core from the rest of the app on two cores (see
+    ``OnnxEmbedder.load``); the option is a scheduling choice only, never a numeric one."""
+    assert isinstance(embedder, OnnxEmbedder)
+    key = "session.intra_op.allow_spinning"
+    assert embedder._session.get_session_options().get_session_config_entry(key) == "0"
+    spinning = OnnxEmbedder.load(model_cache_dir / E5_FOLDER, name=embedder.name, spin=True)
+    assert spinning._session.get_session_options().get_session_config_entry(key) == "1"
+    assert np.array_equal(spinning.embed_passages(TEXTS[:4]), embedder.embed_passages(TEXTS[:4]))
