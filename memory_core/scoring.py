@@ -13,10 +13,6 @@ import math
 from dataclasses import dataclass
 from datetime import datetime
 
-# Reciprocal-rank fusion constant. The classic 60 makes a first and a tenth rank nearly equal
-# (1/61 vs 1/70), so importance and recency reorder the top; see ``Settings.rrf_k``.
-RRF_K = 5
-
 
 @dataclass(frozen=True)
 class Weights:
@@ -26,8 +22,9 @@ class Weights:
     half_life_days: float
 
 
-def rrf_sum(ranks: list[int | None], k: int = RRF_K) -> float:
-    """Raw reciprocal-rank fusion: sum of 1/(k+rank+1) over the legs that found the item."""
+def rrf_sum(ranks: list[int | None], k: int) -> float:
+    """Raw reciprocal-rank fusion: sum of 1/(k+rank+1) over the legs that found the item
+    (``k`` is ``Settings.rrf_k``, where its measured choice is documented)."""
     return sum(1.0 / (k + rank + 1) for rank in ranks if rank is not None)
 
 

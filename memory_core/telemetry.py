@@ -48,8 +48,7 @@ class Recorder:
 
     def _run(self) -> None:
         """Write what is queued in bursts: everything waiting (up to ``MAX_BATCH``) goes in one
-        transaction. Per item, each search cost two commits on this thread, and that thread's
-        work holding the GIL is what a cache hit right after a miss waited on."""
+        transaction, instead of two commits per search."""
         while True:
             batch = [self._queue.get()]
             while len(batch) < MAX_BATCH:
@@ -74,24 +73,19 @@ class Recorder:
             self._write(metrics, accesses)
 
     def _write(self, metrics: list[dict[str, Any]], accesses: list[tuple[list[str], datetime]]) -> None:
-        if not metrics and not accesses:
+        count = len(metrics) + len(accesses)
+        if not count:
             return
         try:
             self._repo.record_telemetry(metrics, accesses)
-            return
+        except OperationalError as exc:  # the database is unreachable: drop the burst, never block a search
+            log.warning("telemetry write of %d record(s) failed: %s", count, exc)
         except Exception as exc:
-            if len(metrics) + len(accesses) == 1 or isinstance(exc, OperationalError):
-                # the database is unreachable: the burst is dropped (telemetry never blocks a search)
-                log.warning("telemetry write of %d record(s) failed: %s", len(metrics) + len(accesses), exc)
+            if count == 1:
+                log.warning("telemetry write failed: %s", exc)
                 return
-        # One bad record must not lose the burst: write them one by one, logging the failures.
-        for values in metrics:
-            self._write_one([values], [])
-        for access in accesses:
-            self._write_one([], [access])
-
-    def _write_one(self, metrics: list[dict[str, Any]], accesses: list[tuple[list[str], datetime]]) -> None:
-        try:
-            self._repo.record_telemetry(metrics, accesses)
-        except Exception as exc:
-            log.warning("telemetry write failed: %s", exc)
+            # One bad record must not lose the burst: write them one by one, logging the failures.
+            for values in metrics:
+                self._write([values], [])
+            for access in accesses:
+                self._write([], [access])

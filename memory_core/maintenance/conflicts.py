@@ -13,9 +13,8 @@ backfill imported out of order still lets the later statement win.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import logging
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Mapping, Sequence
 
 import numpy as np
@@ -142,8 +141,8 @@ def resolve_conflicts(engine: "MemoryEngine", memory_ids: Sequence[str], actor: 
     Returns ``(old_id, new_id)`` pairs. ``vectors`` may pass the passage embeddings the write
     pipeline already computed, to save re-embedding; ``records`` the memories as the write
     pipeline just stored them, to save reading them back (``supersede`` re-checks the status in
-    its UPDATE, so a stale copy cannot supersede a memory that changed meanwhile). Never raises for an LLM failure on one
-    pair (that pair is left alone and logged).
+    its UPDATE, so a stale copy cannot supersede a memory that changed meanwhile). Never raises
+    for an LLM failure on one pair (that pair is left alone and logged).
     """
     ids = list(dict.fromkeys(check_memory_id(mid) for mid in memory_ids))
     given_records = dict(records or {})

@@ -6,8 +6,8 @@ ORM rows, so no caller holds a session.
 """
 from __future__ import annotations
 
-from contextlib import contextmanager
 import copy
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any, Iterator, Sequence
 
@@ -243,9 +243,6 @@ class SqlRepository:
             )
             return [to_record(row) for row in rows]
 
-    def bump_access(self, memory_ids: Sequence[str], at: datetime) -> None:
-        self.record_telemetry([], [(memory_ids, at)])
-
     def user_ids(self) -> list[tuple[str, int]]:
         """Every user with memories and their count of active ones."""
         with self.session() as s:
@@ -384,9 +381,6 @@ class SqlRepository:
             ]
 
     # ---- metrics and jobs -----------------------------------------------------------------
-    def record_metric(self, values: dict[str, Any]) -> None:
-        self.record_telemetry([values], [])
-
     def record_telemetry(self, metrics: Sequence[dict[str, Any]],
                          accesses: Sequence[tuple[Sequence[str], datetime]]) -> None:
         """Latency rows and access bumps queued by searches, in one transaction (one commit for a
