@@ -139,3 +139,26 @@ def test_cached_keyword_tokens_cannot_be_corrupted_by_a_caller() -> None:
     second = keyword_tokens(text)
     assert "injected" not in second and "changed" not in second
     assert "芒果" in second and "hike" in second
+
+
+def test_memoised_pos_tagging_equals_jiebas_own() -> None:
+    """The POS tagger remembers its HMM answers for unknown-character runs (the costly step of a
+    write's analysis); its output must be jieba's own, word for word and tag for tag, and the
+    memo must really be in use (a jieba upgrade that renames the hook would bypass it silently)."""
+    import jieba.posseg
+
+    from bench.latency.corpus import SentencePool
+    from memory_core.text.lang import jieba_pos_tokenizer
+
+    ours = jieba_pos_tokenizer()
+    stock = jieba.posseg.POSTokenizer(jieba_tokenizer())
+    stock.word_tag_tab = dict(ours.word_tag_tab)  # the same dictionary fixes, no memo
+    texts = [t for t in SentencePool(size=3000).sentences if any("\u4e00" <= c <= "\u9fff" for c in t)]
+    texts += ["和张伟约好在星巴克见面", "我叫赵敏，住在杭州西湖区", "Bart在圣诞节晚会上跳舞", "我的我的我的", "嗯嗯啊啊哦"]
+    assert len(texts) > 1000
+    before = type(ours)._tag_run.cache_info()
+    for _ in range(2):  # the second pass answers from the memo
+        for text in texts:
+            assert [(p.word, p.flag) for p in ours.cut(text)] == [(p.word, p.flag) for p in stock.cut(text)], text
+    after = type(ours)._tag_run.cache_info()
+    assert after.hits - before.hits > len(texts) // 2

@@ -78,12 +78,48 @@ def _load() -> None:
         # Not ``del_word``: that also registers a force-split in jieba's *global* HMM.
         tok.total -= tok.FREQ.get(word, 0)
         tok.FREQ[word] = 0
-    pos = jieba.posseg.POSTokenizer(tok)
+    pos = _memoised_pos_tokenizer_class()(tok)
     # Merge the added words' tags now, under the lock, rather than lazily on first cut
     # (jieba does that merge without a lock).
     pos.makesure_userdict_loaded()
     _pos_tokenizer = pos
     _tokenizer = tok
+
+
+# Distinct unknown-character runs whose HMM tagging is remembered (a few MB at most).
+POS_HMM_MEMO_SIZE = 50_000
+
+
+def _memoised_pos_tokenizer_class() -> type:
+    """jieba's POS tagger with its HMM step memoised.
+
+    Why: jieba tags a run of characters its dictionary does not know ("我的", "去了", "叫赵敏")
+    with a Viterbi over ~250 joint segment/POS states; that step was 80% of POS tagging and the
+    largest part of a write's analysis (0.39 of 0.50 ms per text on the latency corpus). It is a
+    pure function of the run (jieba's tables are module constants), and runs repeat: function-word
+    pairs and the names a user keeps mentioning. Output is identical to jieba's
+    (``tests/test_entities.py`` compares them). ``_POSTokenizer__cut`` is jieba 0.42.1's private
+    HMM method (pinned in requirements.txt); a test fails if the hook stops being called.
+    """
+    from functools import lru_cache
+
+    import jieba.posseg
+
+    base = jieba.posseg.POSTokenizer
+    hmm = base._POSTokenizer__cut  # type: ignore[attr-defined]
+
+    class MemoisedPOSTokenizer(base):  # type: ignore[misc, valid-type]
+        @staticmethod
+        @lru_cache(maxsize=POS_HMM_MEMO_SIZE)
+        def _tag_run(run: str) -> tuple[tuple[str, str], ...]:
+            # The tables are module constants, so one tokenizer's answer is every tokenizer's.
+            return tuple((p.word, p.flag) for p in hmm(None, run))
+
+        def _POSTokenizer__cut(self, sentence: str):  # type: ignore[no-untyped-def]  # noqa: N802
+            for word, flag in self._tag_run(sentence):
+                yield jieba.posseg.pair(word, flag)
+
+    return MemoisedPOSTokenizer
 
 
 def jieba_tokenizer() -> "jieba.Tokenizer":
