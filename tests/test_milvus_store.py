@@ -558,7 +558,14 @@ def test_cached_dense_search_equals_milvus_under_every_filter(sharded: MilvusVec
             assert [h.memory_id for h in mine] == [h.memory_id for h in theirs], flt
             assert np.allclose([h.score for h in mine], [h.score for h in theirs], atol=1e-5)
             assert [h.rank for h in mine] == list(range(len(mine)))
+            # the batched form (one matrix product for the batch) answers each query the same
+            others = [unit() * 2.5, unit()]
+            batched = sharded.search_dense_many([q, *others], flt, 10)
+            expected = [theirs] + [uncached.search_dense(o, flt, 10) for o in others]
+            assert [[h.memory_id for h in hits] for hits in batched] == [[h.memory_id for h in hits] for hits in expected]
+            assert all(np.allclose([h.score for h in a], [h.score for h in b], atol=1e-5) for a, b in zip(batched, expected))
         assert sharded._vcache is not None and sharded._vcache.get(user) is not None  # noqa: SLF001
+        assert len(sharded.search_dense_many([unit()] * 3, VectorFilter(user_id=user), 100)[2]) == n  # limit > rows
         sharded.delete_user(user)
     finally:
         uncached.close()

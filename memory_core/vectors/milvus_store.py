@@ -414,6 +414,9 @@ class MilvusVectorStore(VectorStore):
                 raise MemoryEngineError(f"Milvus {op} failed: {exc.message}") from exc
 
     def _vector(self, vector: np.ndarray, what: str) -> list[float]:
+        return self._checked_vector(vector, what).tolist()
+
+    def _checked_vector(self, vector: np.ndarray, what: str) -> np.ndarray:
         arr = np.asarray(vector, dtype=np.float32)
         if arr.shape != (self._dim,):
             raise ValidationError(f"{what} has shape {arr.shape}, expected ({self._dim},)")
@@ -421,7 +424,7 @@ class MilvusVectorStore(VectorStore):
             raise ValidationError(f"{what} contains NaN or infinity")
         if not np.any(arr):
             raise ValidationError(f"{what} is all zeros (cosine similarity is undefined)")
-        return arr.tolist()
+        return arr
 
     @staticmethod
     def _limit(limit: int) -> int:
@@ -561,27 +564,28 @@ class MilvusVectorStore(VectorStore):
 
     def search_dense(self, vector: np.ndarray, flt: VectorFilter, limit: int) -> list[VectorHit]:
         """Exact cosine search; ``score`` is the cosine similarity in [-1, 1]."""
-        data = self._vector(vector, "query vector")
+        data = self._checked_vector(vector, "query vector")
         expr = build_filter(flt)
         limit = self._limit(limit)
         cached = self._cached_user(flt.user_id)
         if cached is not None:
-            return cached.search(np.asarray(data, dtype=np.float32), flt, limit)
-        return self._search("search_dense", flt.user_id, data, "embedding", "COSINE", expr, limit)
+            return cached.search(data, flt, limit)
+        return self._search("search_dense", flt.user_id, data.tolist(), "embedding", "COSINE", expr, limit)
 
     def search_dense_many(self, vectors: Sequence[np.ndarray], flt: VectorFilter, limit: int) -> list[list[VectorHit]]:
         """Several exact cosine searches in one request per ``SEARCH_BATCH`` vectors (same filter)."""
         if type(self).search_dense is not MilvusVectorStore.search_dense:
             # A subclass that customises single searches (a wrapper, a fault injector) keeps control.
             return super().search_dense_many(vectors, flt, limit)
-        data = [self._vector(v, f"query vector {i}") for i, v in enumerate(vectors)]
+        checked = [self._checked_vector(v, f"query vector {i}") for i, v in enumerate(vectors)]
         expr = build_filter(flt)
         limit = self._limit(limit)
-        if not data:
+        if not checked:
             return []
         cached = self._cached_user(flt.user_id)
         if cached is not None:
-            return [cached.search(np.asarray(d, dtype=np.float32), flt, limit) for d in data]
+            return cached.search_many(np.stack(checked), flt, limit)
+        data = [v.tolist() for v in checked]
         name = self._name_for(flt.user_id)
         out: list[list[VectorHit]] = []
         for start in range(0, len(data), SEARCH_BATCH):

@@ -72,8 +72,14 @@ class UserVectors:
 
     def search(self, query: np.ndarray, flt: VectorFilter, limit: int) -> list[VectorHit]:
         """Exact filtered cosine top-``limit``, same semantics as ``filters.build_filter``."""
-        if self.rows == 0:
-            return []
+        return self.search_many(np.asarray(query, dtype=np.float32)[None, :], flt, limit)[0]
+
+    def search_many(self, queries: np.ndarray, flt: VectorFilter, limit: int) -> list[list[VectorHit]]:
+        """``search`` for each row of ``queries`` (m, dim): the filter is applied once and all
+        scores come from one matrix product (a write's near-duplicate and conflict checks search
+        a whole batch against the same user; one search per vector was a tenth of add_many)."""
+        if self.rows == 0 or len(queries) == 0:
+            return [[] for _ in range(len(queries))]
         mask = np.ones(self.rows, dtype=bool)
         if flt.now is not None:
             mask &= (self.expires_at == 0) | (self.expires_at > int(flt.now))
@@ -90,14 +96,19 @@ class UserVectors:
             mask &= np.fromiter((i in wanted for i in self.ids), dtype=bool, count=self.rows)
         index = np.flatnonzero(mask)
         if index.size == 0:
-            return []
-        q = np.asarray(query, dtype=np.float32)
-        q = q / float(np.linalg.norm(q))
-        scores = self.vectors[index] @ q
+            return [[] for _ in range(len(queries))]
+        q = np.asarray(queries, dtype=np.float32)
+        q = q / np.linalg.norm(q, axis=1, keepdims=True)
+        ids = self.ids[index]
+        all_scores = self.vectors[index] @ q.T  # (n, m)
         k = min(limit, index.size)
-        top = np.argpartition(-scores, k - 1)[:k] if k < index.size else np.arange(index.size)
-        top = top[np.lexsort((self.ids[index[top]].astype(str), -scores[top]))]
-        return [VectorHit(memory_id=str(self.ids[index[i]]), score=float(scores[i]), rank=r) for r, i in enumerate(top)]
+        out: list[list[VectorHit]] = []
+        for column in range(q.shape[0]):
+            scores = all_scores[:, column]
+            top = np.argpartition(-scores, k - 1)[:k] if k < index.size else np.arange(index.size)
+            top = top[np.lexsort((ids[top].astype(str), -scores[top]))]
+            out.append([VectorHit(memory_id=str(ids[i]), score=float(scores[i]), rank=r) for r, i in enumerate(top)])
+        return out
 
 
 class UserVectorCache:
