@@ -105,6 +105,8 @@ def test_a_batch_of_changes_supersedes_in_time_order(engine: MemoryEngine) -> No
     assert resolve_conflicts(engine, [shenzhen, beijing, shanghai], actor="system") == []  # done on write
     assert engine.get(beijing).superseded_by == shanghai
     assert engine.get(shanghai).superseded_by == shenzhen
+    # both superseded vectors left the index (one delete for the write), the current one stayed
+    assert set(engine.vectors.user_hashes(user)) == {shenzhen}
     assert _top(engine, user, "where do I live now?", 1) == [shenzhen]
 
 
