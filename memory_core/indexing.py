@@ -11,7 +11,7 @@ import numpy as np
 
 from memory_core.lifecycle import epoch
 from memory_core.records import MemoryRecord
-from memory_core.text.keywords import keyword_text
+from memory_core.text.keywords import keyword_tokens
 from memory_core.vectors.base import VectorRecord
 
 
@@ -23,8 +23,10 @@ def embed_text(content: str, context: str = "") -> str:
 
 def index_text(content: str, entities: Sequence[str], context: str = "") -> str:
     """Keyword-index text: context and content pre-segmented (jieba + stemmed English) plus the
-    entities, so the Milvus analyzer sees words in both languages and entity names act as keys."""
-    return keyword_text(embed_text(content, context) + "\n" + " ".join(entities))
+    entities, so the Milvus analyzer sees words in both languages and entity names act as keys.
+    The parts are tokenised apart (no token spans a line break, so the words are the same as for
+    the joined text): the memory's own words are then the cached tokens its analysis computed."""
+    return " ".join(keyword_tokens(embed_text(content, context)) + keyword_tokens(" ".join(entities)))
 
 
 def vector_record(record: MemoryRecord, vector: np.ndarray) -> VectorRecord:
