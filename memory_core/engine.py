@@ -93,14 +93,13 @@ class MemoryEngine:
             return self.writer.add_many([item], actor=actor)[0]
 
     def add_many(self, items: Sequence[AddItem | dict[str, Any]], actor: str = "system",
-                 batch_size: int = 256) -> list[AddResult]:
-        """Batched ``add``: embeds in batches; all items are validated before any is written."""
+                 stage_chunks: int | None = None) -> list[AddResult]:
+        """Batched ``add``: all items are validated before any is written, then written in stages
+        of about ``stage_chunks`` chunks (default ``Settings.write_stage_chunks``) with the model
+        embedding one stage ahead. A failure stops at its stage; earlier stages stay stored."""
         parsed = [item if isinstance(item, AddItem) else AddItem(**item) for item in items]
-        results: list[AddResult] = []
         with request_context():
-            for start in range(0, len(parsed), batch_size):
-                results.extend(self.writer.add_many(parsed[start:start + batch_size], actor=actor))
-        return results
+            return self.writer.add_many(parsed, actor=actor, stage_chunks=stage_chunks)
 
     def _resolve_conflicts(self, created: dict[str, MemoryRecord], vectors: dict[str, Any], actor: str) -> None:
         """Newer wins: older memories that the new ones contradict become superseded (kept, linked)."""

@@ -87,6 +87,18 @@ def _existing_hashes(repo: SqlRepository, user_id: str, hashes: Sequence[str]) -
     return found
 
 
+def _stages(chunks: list[_Chunk], size: int) -> list[list[_Chunk]]:
+    """``chunks`` cut into runs of about ``size``, never splitting one item's chunks (they must
+    not fold into each other as duplicates, and an item lands whole or not at all)."""
+    stages: list[list[_Chunk]] = []
+    for chunk in chunks:
+        if stages and (len(stages[-1]) < size or stages[-1][-1].item_index == chunk.item_index):
+            stages[-1].append(chunk)
+        else:
+            stages.append([chunk])
+    return stages
+
+
 class WritePipeline:
     def __init__(
         self,
@@ -116,54 +128,57 @@ class WritePipeline:
         # Leave room for the "passage: " prompt and special tokens inside the model's window.
         return max(32, min(self.settings.chunk_tokens, self.embedder.max_tokens - 16))
 
-    def add_many(self, items: Sequence[AddItem], actor: str = "system") -> list[AddResult]:
-        """Store many texts; validation of every item happens before anything is written."""
+    def add_many(self, items: Sequence[AddItem], actor: str = "system",
+                 stage_chunks: int | None = None) -> list[AddResult]:
+        """Store many texts. Every item is validated (and redacted, and chunked) before anything
+        is written; then the batch is written in stages of about ``stage_chunks`` chunks (default
+        ``Settings.write_stage_chunks``; an item's chunks stay in one stage).
+
+        Why stages: the model embeds stage after stage on a worker thread while this thread
+        analyses, deduplicates, stores, indexes and checks conflicts for the stage before, so the
+        model is never idle while Python works (ONNX Runtime and a remote LLM's network wait
+        release the GIL). A later stage sees the earlier ones as stored memories, so a repeat
+        across stages folds into the stored copy as it would within one stage.
+
+        A failure (the model, SQL) stops the write at its stage: earlier stages stay stored, and
+        the error says how many items landed; writing the batch again folds those into their
+        stored copies (same content hash) instead of duplicating them."""
         if not items:
             return []
-        prepared: list[tuple[AddItem, str, str, list[str], str]] = []
-        for index, item in enumerate(items):
-            try:
-                user_id = check_user_id(item.user_id)
-                text = clean_text(item.content, self.settings.max_input_chars)
-                context = self._context(item.context)
-            except ValidationError as exc:
-                raise ValidationError(f"item {index}: {exc}" if len(items) > 1 else str(exc)) from exc
-            if item.metadata is not None and not isinstance(item.metadata, dict):
-                raise ValidationError(f"item {index}: metadata must be a dict")
-            redaction = redact(text)
-            prepared.append((item, user_id, redaction.text, sorted(set(redaction.kinds)), context))
-
+        prepared = [self._prepare(index, item, len(items)) for index, item in enumerate(items)]
         chunks: list[_Chunk] = []
         for index, (item, user_id, text, _kinds, context) in enumerate(prepared):
             at = as_utc(item.at) if item.at else self.clock.now()
             for piece in chunk_text(text, self.chunk_limit, self.settings.chunk_overlap_tokens, self.embedder.count_tokens):
                 chunks.append(_Chunk(index, user_id, piece, at, item.session_id, dict(item.metadata or {}),
                                      _sources(item.source), context))
-        # The model embeds on a worker thread while this one analyses: ONNX Runtime (and a remote
-        # LLM's network wait) release the GIL, so the two overlap instead of adding up.
-        vectors = self._embed_in_background([embed_text(c.text, c.context) for c in chunks])
-        for chunk in chunks:
-            chunk.analysis = self.llm.analyze(chunk.text, chunk.at)
-            chunk.hash = content_hash(self.embedder.name, embed_text(chunk.text))
-        for chunk, vector in zip(chunks, vectors.result()):
-            chunk.vector = vector
-        self._find_duplicates(chunks)
-        created = self._store(chunks, actor)
-        pending = self._index([c for c in chunks if c.duplicate_of is None and c.memory_id in created], created)
-        self._refresh_absorbed({c.duplicate_of for c in chunks if c.duplicate_of is not None})
-        new_chunks = [c for c in chunks if c.duplicate_of is None and c.memory_id in created]
-        if self.after_write is not None and new_chunks:
-            try:
-                self.after_write({c.memory_id: created[c.memory_id] for c in new_chunks},
-                                 {c.memory_id: c.vector for c in new_chunks if c.vector is not None}, actor)
-            except Exception as exc:
-                log.warning("post-write step failed (the memories are stored): %s", exc)
-        for user_id in {c.user_id for c in chunks}:
-            self.cache.invalidate_user(user_id)
+        stages = _stages(chunks, stage_chunks or self.settings.write_stage_chunks)
+        pending: set[str] = set()
+        # One worker per call, so a chat write never queues behind a bulk import's stages.
+        worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed")
+        try:
+            vectors = [worker.submit(self.embedder.embed_passages, [embed_text(c.text, c.context) for c in stage])
+                       for stage in stages]
+            for number, (stage, stage_vectors) in enumerate(zip(stages, vectors)):
+                try:
+                    pending |= self._write_stage(stage, stage_vectors, actor)
+                except Exception as exc:
+                    if number:
+                        landed = stages[number][0].item_index
+                        exc.add_note(f"add_many stopped at item {landed}: items 0-{landed - 1} of {len(items)} "
+                                     "are stored (writing the batch again folds them into the stored copies)")
+                        log.warning("add_many stopped at item %d of %d (earlier items are stored): %s",
+                                    landed, len(items), exc)
+                    raise
+        finally:
+            worker.shutdown(wait=False, cancel_futures=True)
 
         results: list[AddResult] = []
+        mine_by_item: dict[int, list[_Chunk]] = {}
+        for chunk in chunks:
+            mine_by_item.setdefault(chunk.item_index, []).append(chunk)
         for index, (_item, _user, _text, kinds, _context) in enumerate(prepared):
-            mine = [c for c in chunks if c.item_index == index]
+            mine = mine_by_item.get(index, [])
             results.append(AddResult(
                 memory_ids=[c.duplicate_of or c.memory_id for c in mine],
                 created=[c.memory_id for c in mine if c.duplicate_of is None],
@@ -173,16 +188,44 @@ class WritePipeline:
             ))
         return results
 
-    # ---- steps --------------------------------------------------------------------------
-    def _embed_in_background(self, texts: list[str]) -> Future[np.ndarray]:
-        """Start embedding ``texts`` on a thread of its own (one per call, so a chat write never
-        queues behind a bulk import's batch); ``result()`` re-raises the model's error."""
-        worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed")
+    def _prepare(self, index: int, item: AddItem, count: int) -> tuple[AddItem, str, str, list[str], str]:
+        """Validate and redact one item: (item, user id, redacted text, PII kinds, context key)."""
         try:
-            return worker.submit(self.embedder.embed_passages, texts)
-        finally:
-            worker.shutdown(wait=False)  # the thread ends with its one task
+            user_id = check_user_id(item.user_id)
+            text = clean_text(item.content, self.settings.max_input_chars)
+            context = self._context(item.context)
+        except ValidationError as exc:
+            raise ValidationError(f"item {index}: {exc}" if count > 1 else str(exc)) from exc
+        if item.metadata is not None and not isinstance(item.metadata, dict):
+            raise ValidationError(f"item {index}: metadata must be a dict")
+        redaction = redact(text)
+        return item, user_id, redaction.text, sorted(set(redaction.kinds)), context
 
+    def _write_stage(self, chunks: list[_Chunk], vectors: Future[np.ndarray], actor: str) -> set[str]:
+        """Analyse, deduplicate, store, index and conflict-check one stage; returns the ids left
+        pending (stored, vector not written). ``vectors`` is the stage's embedding, computed on the
+        worker while this runs."""
+        for chunk in chunks:
+            chunk.analysis = self.llm.analyze(chunk.text, chunk.at)
+            chunk.hash = content_hash(self.embedder.name, embed_text(chunk.text))
+        for chunk, vector in zip(chunks, vectors.result()):
+            chunk.vector = vector
+        self._find_duplicates(chunks)
+        created = self._store(chunks, actor)
+        new_chunks = [c for c in chunks if c.duplicate_of is None and c.memory_id in created]
+        pending = self._index(new_chunks, created)
+        self._refresh_absorbed({c.duplicate_of for c in chunks if c.duplicate_of is not None})
+        if self.after_write is not None and new_chunks:
+            try:
+                self.after_write({c.memory_id: created[c.memory_id] for c in new_chunks},
+                                 {c.memory_id: c.vector for c in new_chunks if c.vector is not None}, actor)
+            except Exception as exc:
+                log.warning("post-write step failed (the memories are stored): %s", exc)
+        for user_id in {c.user_id for c in chunks}:
+            self.cache.invalidate_user(user_id)
+        return pending
+
+    # ---- steps --------------------------------------------------------------------------
     def _context(self, raw: str | None) -> str:
         """The turn a text answered, made safe to store: cleaned, PII-redacted, and cut to its
         last ``context_key_chars`` characters (a question sits at the end of a reply; a long
@@ -333,12 +376,14 @@ class WritePipeline:
 
     def _refresh_absorbed(self, memory_ids: set[str]) -> None:
         """Re-index duplicates whose importance (and so expiry) went up; on failure reconcile will."""
-        stale = [r for r in self.repo.get_many(sorted(memory_ids)).values()
-                 if not r.vector_written and r.status is MemoryStatus.ACTIVE]
+        if not memory_ids:
+            return
         try:
+            stale = [r for r in self.repo.get_many(sorted(memory_ids)).values()
+                     if not r.vector_written and r.status is MemoryStatus.ACTIVE]
             self.index_records(stale)
-        except Exception as exc:
-            log.warning("re-index of %d deduplicated memories failed; left for reconcile: %s", len(stale), exc)
+        except Exception as exc:  # the write has landed; reconcile indexes whatever is left pending
+            log.warning("re-index of %d deduplicated memories failed; left for reconcile: %s", len(memory_ids), exc)
 
     def index_records(self, records: Sequence[MemoryRecord]) -> int:
         """(Re-)embed and upsert stored memories, then mark them written. Used by edits,

@@ -1,6 +1,7 @@
-"""The write path embeds on a worker thread while it analyses the batch (add_many's throughput on
-two cores): the overlap must really happen, and a model failure must still fail the whole write
-before anything is stored."""
+"""The write path embeds on a worker thread while it analyses the batch, and writes a big batch in
+stages with the model one stage ahead (add_many's throughput on two cores): the overlap must
+really happen, every item is validated before any stage is written, a failure keeps the stages
+before it (and a retry does not duplicate them), and a repeat across stages folds as within one."""
 from __future__ import annotations
 
 import threading
@@ -20,16 +21,21 @@ from memory_core.types import Analysis
 class _SignallingEmbedder(Embedder):
     """The real model, announcing when a passage batch starts and on which thread."""
 
-    def __init__(self, inner: Embedder, fail: bool = False) -> None:
-        self.inner, self.fail = inner, fail
+    def __init__(self, inner: Embedder, fail: bool = False, fail_on_call: int | None = None) -> None:
+        self.inner, self.fail, self.fail_on_call = inner, fail, fail_on_call
         self.name, self.dim, self.max_tokens = inner.name, inner.dim, inner.max_tokens
         self.started = threading.Event()
         self.threads: list[str] = []
+        self.calls: list[list[str]] = []
+        self.second_call = threading.Event()
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         self.threads.append(threading.current_thread().name)
+        self.calls.append(list(texts))
         self.started.set()
-        if self.fail:
+        if len(self.calls) >= 2:
+            self.second_call.set()
+        if self.fail or self.fail_on_call == len(self.calls):
             raise RuntimeError("model crashed")
         return self.inner.embed_passages(texts)
 
@@ -95,5 +101,90 @@ def test_an_empty_batch_writes_nothing_and_starts_no_model_work(make_settings, e
     try:
         assert engine.add_many([]) == []
         assert signalling.threads == []
+    finally:
+        engine.close()
+
+
+def _memories(engine):  # type: ignore[no-untyped-def]
+    from memory_core.records import MemoryQuery
+
+    return engine.list_memories(MemoryQuery(user_id="u1", limit=100)).items
+
+
+MANY = ["I am allergic to mango", "我每天早上喝一杯黑咖啡", "My sister Anna lives in Lisbon", "I play chess on Sundays",
+        "我女儿今年五岁了", "My favourite band is Radiohead"]
+
+
+def test_the_model_embeds_the_next_stage_while_a_stage_is_written(make_settings, embedder) -> None:
+    signalling = _SignallingEmbedder(embedder)
+    engine = open_memory(make_settings(), embedder=signalling)
+    seen: list[bool] = []
+    checked = engine.writer.after_write
+    assert checked is not None
+
+    def after_write(created, vectors, actor):  # type: ignore[no-untyped-def]
+        if not seen:  # stage one is stored and indexed; the model must already be on stage two
+            seen.append(signalling.second_call.wait(timeout=10))
+        checked(created, vectors, actor)
+
+    engine.writer.after_write = after_write
+    try:
+        results = engine.add_many([AddItem(user_id="u1", content=t) for t in MANY], stage_chunks=2)
+        assert seen == [True]
+        assert signalling.calls == [MANY[0:2], MANY[2:4], MANY[4:6]]  # three stages, in order
+        assert [engine.get(r.created[0]).content for r in results] == MANY
+        assert engine.search("u1", "which band do I like?", top_k=1).results[0].memory_id == results[5].created[0]
+    finally:
+        engine.close()
+
+
+def test_every_item_is_validated_before_any_stage_is_written(make_settings, embedder) -> None:
+    from memory_core.errors import ValidationError
+
+    signalling = _SignallingEmbedder(embedder)
+    engine = open_memory(make_settings(), embedder=signalling)
+    try:
+        items = [AddItem(user_id="u1", content=t) for t in MANY] + [AddItem(user_id="u1", content="   ")]
+        with pytest.raises(ValidationError, match="item 6"):
+            engine.add_many(items, stage_chunks=2)
+        with pytest.raises(ValidationError, match="item 1"):
+            engine.add_many([AddItem(user_id="u1", content="fine"), AddItem(user_id="u\n1", content="x")], stage_chunks=1)
+        assert engine.users() == [] and signalling.calls == []
+    finally:
+        engine.close()
+
+
+def test_a_failed_stage_keeps_the_earlier_ones_and_a_retry_does_not_duplicate(make_settings, embedder) -> None:
+    settings = make_settings()
+    failing = _SignallingEmbedder(embedder, fail_on_call=2)
+    engine = open_memory(settings, embedder=failing)
+    items = [AddItem(user_id="u1", content=t) for t in MANY[:4]]
+    try:
+        with pytest.raises(RuntimeError, match="model crashed") as raised:
+            engine.add_many(items, stage_chunks=2)
+        assert any("items 0-1 of 4 are stored" in note for note in getattr(raised.value, "__notes__", []))
+        assert sorted(m.content for m in _memories(engine)) == sorted(MANY[:2])
+    finally:
+        engine.close()
+    engine = open_memory(settings, embedder=embedder)
+    try:
+        results = engine.add_many(items, stage_chunks=2)
+        assert [bool(r.deduplicated) for r in results] == [True, True, False, False]
+        assert sorted(m.content for m in _memories(engine)) == sorted(MANY[:4])
+    finally:
+        engine.close()
+
+
+@pytest.mark.parametrize("stage_chunks", [1, 100])
+def test_a_repeat_folds_the_same_across_stages_as_within_one(make_settings, embedder, stage_chunks: int) -> None:
+    engine = open_memory(make_settings(), embedder=embedder)
+    try:
+        results = engine.add_many([AddItem(user_id="u1", content=t) for t in
+                                   ("I am allergic to mango", "I play chess on Sundays", "I am allergic to mango!")],
+                                  stage_chunks=stage_chunks)
+        first = results[0].created[0]
+        assert results[2].created == [] and results[2].deduplicated == [first]
+        assert len(_memories(engine)) == 2
+        assert engine.get(first).access_count == 1
     finally:
         engine.close()
