@@ -68,3 +68,22 @@ def test_pct_is_nearest_rank() -> None:
     samples = list(range(1, 101))
     assert pct(samples, 50, 95, 99) == {"p50": 50.0, "p95": 95.0, "p99": 99.0}
     assert pct([3.0], 95) == {"p95": 3.0}
+
+
+def test_report_prints_every_add_many_round_beside_the_median() -> None:
+    import json
+    from pathlib import Path
+
+    from bench.latency.report import markdown
+
+    committed = json.loads((Path(__file__).resolve().parents[1] / "bench" / "results" / "latency.json").read_text())
+    size, result = next(iter(committed.items()))
+    old = {k: v for k, v in result.items() if not k.endswith("rounds_per_s")}  # results before rounds
+    new = {**old, "add_many_per_s": 171.0, "add_many_rounds_per_s": [149.6, 171.0, 180.2],
+           "embed_only_per_s": 400.0, "embed_only_rounds_per_s": [390.0, 400.0, 410.0]}
+    row = next(line for line in markdown({size: new}).splitlines() if line.startswith(f"| {size} |") and "RSS" not in line
+               and "(150, 171, 180)" in line)
+    assert "171 (yes) (150, 171, 180)" in row and "400 (390, 400, 410)" in row
+    single = {**old, "add_many_per_s": 133.0, "add_many_rounds_per_s": [133.0]}  # one round: no list
+    assert "| 133 (**no**) |" in markdown({size: single})
+    assert f"| {old['add_many_per_s']:.0f} (" in markdown({size: old})  # results from before rounds still print

@@ -62,22 +62,28 @@ def markdown(results: dict[str, Any]) -> str:
                      f"{r['search_stage_vs_exact_x']}x | {r['recall@20']:.4f} / {recall_milvus:.4f} | {_ok(met)} | "
                      f"{_pair(f)}, {_pair(u)} | {r['load_avg']} |")
     lines += ["", "### writes, memory, disk", "",
-              "| size | add() p50 / p95 (ms) | add_many() memories/s | model alone, same texts /s "
+              "| size | add() p50 / p95 (ms) | add_many() memories/s, median (rounds) | model alone, same texts /s "
               "| peak RSS (MB, app + Lite) | disk (MB) | build (s, rows/s) | embeddings | load avg |",
               "|---|---|---|---|---|---|---|---|---|"]
     for size, r in results.items():
         a = r["add_ms"]
         lines.append(f"| {size} | {a['p50']:.1f} / {a['p95']:.1f} | {r['add_many_per_s']:.0f} "
-                     f"({_ok(r['add_many_per_s'] >= TARGETS['add_many_per_s'])}) | {_embed_only(r)} | {r['peak_rss_mb']:,.0f} | "
+                     f"({_ok(r['add_many_per_s'] >= TARGETS['add_many_per_s'])}){_rounds(r.get('add_many_rounds_per_s'))} | "
+                     f"{_embed_only(r)} | {r['peak_rss_mb']:,.0f} | "
                      f"{r['disk_mb']:,.0f} | {r['build']['build_s']} ({r['build']['rows_per_s']:,.0f}) | "
                      f"{r['embeddings']} | {r['load_avg']} |")
     return "\n".join(lines)
 
 
 def _embed_only(r: dict[str, Any]) -> str:
-    """The model's own rate on the add_many texts (absent from older results)."""
+    """The model's own rate on the add_many texts (absent from older results), median (rounds)."""
     value = r.get("embed_only_per_s")
-    return f"{value:,.0f}" if value else "-"
+    return f"{value:,.0f}{_rounds(r.get('embed_only_rounds_per_s'))}" if value else "-"
+
+
+def _rounds(values: list[float] | None) -> str:
+    """`` (a, b, c)``: every round's rate beside the median (absent from older results)."""
+    return f" ({', '.join(f'{v:,.0f}' for v in values)})" if values and len(values) > 1 else ""
 
 
 def _pair(p: dict[str, float]) -> str:
