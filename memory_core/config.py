@@ -40,7 +40,7 @@ class Settings(BaseSettings):
     # "auto" (default): int8 for the bundled e5-small on ONNX, fp32 for any other model or torch.
     # int8 quantises the encoder's matrices: 2.3x faster embedding with recall at parity on the
     # bundled model (bench/quality, see the README); add_many with the real model runs at about
-    # 1.8x fp32's rate (bench/latency: 133 vs 73/s). Other models are not quantised unasked:
+    # 1.7x fp32's rate (bench/latency: 286 vs 170/s). Other models are not quantised unasked:
     # their int8 quality is unmeasured. Vectors stay comparable (cosine 0.997), so switching
     # needs no re-index.
     embedding_precision: Literal["auto", "fp32", "int8"] = "auto"

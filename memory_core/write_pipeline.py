@@ -134,11 +134,13 @@ class WritePipeline:
         is written; then the batch is written in stages of about ``stage_chunks`` chunks (default
         ``Settings.write_stage_chunks``; an item's chunks stay in one stage).
 
-        Why stages: the model embeds stage after stage on a worker thread while this thread
-        analyses, deduplicates, stores, indexes and checks conflicts for the stage before, so the
-        model is never idle while Python works (ONNX Runtime and a remote LLM's network wait
-        release the GIL). A later stage sees the earlier ones as stored memories, so a repeat
-        across stages folds into the stored copy as it would within one stage.
+        Why stages: a huge import is not one transaction and one model call, and the model
+        embeds stage after stage on a worker thread while this thread analyses, deduplicates,
+        stores, indexes and conflict-checks (ONNX Runtime and a remote LLM's network wait release
+        the GIL). Stages are big by default: on two cores the per-user steps cost per stage and
+        the work overlapped with the model slows it (figures at ``Settings.write_stage_chunks``).
+        A later stage sees the earlier ones as stored memories, so a repeat across stages folds
+        into the stored copy as it would within one stage.
 
         A failure (the model, SQL) stops the write at its stage: earlier stages stay stored, and
         the error says how many items landed; writing the batch again folds those into their
