@@ -158,10 +158,16 @@ class WritePipeline:
         pending: set[str] = set()
         # One worker per call, so a chat write never queues behind a bulk import's stages.
         worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed")
+
+        def embed(stage: list[_Chunk]) -> Future[np.ndarray]:
+            return worker.submit(self.embedder.embed_passages, [embed_text(c.text, c.context) for c in stage])
+
         try:
-            vectors = [worker.submit(self.embedder.embed_passages, [embed_text(c.text, c.context) for c in stage])
-                       for stage in stages]
-            for number, (stage, stage_vectors) in enumerate(zip(stages, vectors)):
+            ahead = embed(stages[0])
+            for number, stage in enumerate(stages):
+                stage_vectors = ahead
+                if number + 1 < len(stages):  # one stage ahead, no more: a huge import's vectors
+                    ahead = embed(stages[number + 1])  # never pile up in memory
                 try:
                     pending |= self._write_stage(stage, stage_vectors, actor)
                 except Exception as exc:

@@ -118,19 +118,20 @@ MANY = ["I am allergic to mango", "我每天早上喝一杯黑咖啡", "My siste
 def test_the_model_embeds_the_next_stage_while_a_stage_is_written(make_settings, embedder) -> None:
     signalling = _SignallingEmbedder(embedder)
     engine = open_memory(make_settings(), embedder=signalling)
-    seen: list[bool] = []
+    seen: list[tuple[bool, int]] = []
     checked = engine.writer.after_write
     assert checked is not None
 
     def after_write(created, vectors, actor):  # type: ignore[no-untyped-def]
-        if not seen:  # stage one is stored and indexed; the model must already be on stage two
-            seen.append(signalling.second_call.wait(timeout=10))
+        if not seen:  # stage one is stored and indexed; the model must already be on stage two,
+            # and no further: stage three is asked for only when stage two is written
+            seen.append((signalling.second_call.wait(timeout=10), len(signalling.calls)))
         checked(created, vectors, actor)
 
     engine.writer.after_write = after_write
     try:
         results = engine.add_many([AddItem(user_id="u1", content=t) for t in MANY], stage_chunks=2)
-        assert seen == [True]
+        assert seen == [(True, 2)]
         assert signalling.calls == [MANY[0:2], MANY[2:4], MANY[4:6]]  # three stages, in order
         assert [engine.get(r.created[0]).content for r in results] == MANY
         assert engine.search("u1", "which band do I like?", top_k=1).results[0].memory_id == results[5].created[0]
