@@ -685,3 +685,23 @@ def test_insert_new_then_upsert_of_the_same_id_leaves_one_copy(tmp_path: Path) -
         assert set(s.user_hashes("u-ins")) == {"n1", "n2"}
     finally:
         s.close()
+
+
+def test_batched_cache_search_scores_in_blocks_with_the_same_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A user with many rows times a big batch is scored a block of queries at a time (bounded
+    memory); the answers must not depend on the block size."""
+    from memory_core.vectors import user_cache
+    from memory_core.vectors.user_cache import UserVectors
+
+    vectors = RNG.standard_normal((50, DIM)).astype(np.float32)
+    rows = [{"memory_id": f"m{i:02d}", "embedding": vectors[i].tolist(), "importance": 3, "created_at": i,
+             "expires_at": 0, "memory_type": "episodic"} for i in range(50)]
+    entry = UserVectors.from_rows(rows, DIM)
+    queries = RNG.standard_normal((7, DIM)).astype(np.float32)
+    flt = VectorFilter(user_id="u", created_from=5)
+    whole = entry.search_many(queries, flt, 6)
+    monkeypatch.setattr(user_cache, "SCORE_BLOCK_CELLS", 45 * 2)  # two queries per block over 45 rows
+    blocked = entry.search_many(queries, flt, 6)
+    assert [[(h.memory_id, h.rank) for h in hits] for hits in blocked] == [[(h.memory_id, h.rank) for h in hits] for hits in whole]
+    assert len(blocked) == 7 and all(len(hits) == 6 for hits in blocked)
+    assert [h.memory_id for h in blocked[3]] == [h.memory_id for h in entry.search(queries[3], flt, 6)]

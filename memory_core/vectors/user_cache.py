@@ -24,6 +24,7 @@ import numpy as np
 from memory_core.vectors.base import VectorFilter, VectorHit
 
 DEFAULT_MAX_ROWS = 200_000  # ~300 MB of float32 384-d vectors plus ids
+SCORE_BLOCK_CELLS = 4_000_000  # scores computed at once by search_many (16 MB of float32)
 
 
 @dataclass
@@ -100,14 +101,17 @@ class UserVectors:
         q = np.asarray(queries, dtype=np.float32)
         q = q / np.linalg.norm(q, axis=1, keepdims=True)
         ids = self.ids[index]
-        all_scores = self.vectors[index] @ q.T  # (n, m)
+        matrix = self.vectors[index]
         k = min(limit, index.size)
         out: list[list[VectorHit]] = []
-        for column in range(q.shape[0]):
-            scores = all_scores[:, column]
-            top = np.argpartition(-scores, k - 1)[:k] if k < index.size else np.arange(index.size)
-            top = top[np.lexsort((ids[top].astype(str), -scores[top]))]
-            out.append([VectorHit(memory_id=str(ids[i]), score=float(scores[i]), rank=r) for r, i in enumerate(top)])
+        block = max(1, SCORE_BLOCK_CELLS // index.size)  # a big user times a big batch stays small
+        for start in range(0, q.shape[0], block):
+            block_scores = matrix @ q[start:start + block].T  # (n, block)
+            for column in range(block_scores.shape[1]):
+                scores = block_scores[:, column]
+                top = np.argpartition(-scores, k - 1)[:k] if k < index.size else np.arange(index.size)
+                top = top[np.lexsort((ids[top].astype(str), -scores[top]))]
+                out.append([VectorHit(memory_id=str(ids[i]), score=float(scores[i]), rank=r) for r, i in enumerate(top)])
         return out
 
 
