@@ -233,7 +233,7 @@ class MemoryEngine:
         if status is MemoryStatus.ACTIVE:
             self._reindex([after])
         else:
-            self._unindex([before.memory_id])
+            self._unindex([before.memory_id], before.user_id)
         self.cache.invalidate_user(before.user_id)
         return self.get(before.memory_id)
 
@@ -249,7 +249,7 @@ class MemoryEngine:
                 session.delete(row)
             self.repo.add_history(session, memory_id=before.memory_id, user_id=before.user_id, action="delete",
                                   actor=actor, at=now, before=snapshot(before), after=None, note=note)
-        self._unindex([before.memory_id])
+        self._unindex([before.memory_id], before.user_id)
         self._drop_archived(before.user_id, [before.memory_id])
         self.cache.invalidate_user(before.user_id)
 
@@ -327,7 +327,7 @@ class MemoryEngine:
         missing = [mid for mid in in_sql if mid not in in_milvus]
         stale = [mid for mid in in_sql if mid in in_milvus and in_milvus[mid] != in_sql[mid]]
         if orphans:
-            self.vectors.delete(orphans)
+            self.vectors.delete(orphans, user_id=user_id)
         # Rows marked pending whose vector is already right (crash after upsert): re-upsert too,
         # since importance/expiry in the vector record may be what changed.
         pending = {r.memory_id for r in self.repo.pending_vectors(limit=100_000, user_id=user_id)}
@@ -346,9 +346,9 @@ class MemoryEngine:
         except Exception as exc:
             log.warning("re-index failed; left pending for reconcile: %s", exc)
 
-    def _unindex(self, memory_ids: Sequence[str]) -> None:
+    def _unindex(self, memory_ids: Sequence[str], user_id: str) -> None:
         try:
-            self.vectors.delete(memory_ids)
+            self.vectors.delete(memory_ids, user_id=user_id)
         except Exception as exc:
             log.warning("vector delete failed; reconcile will remove the orphan: %s", exc)
 

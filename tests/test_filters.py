@@ -74,6 +74,16 @@ def test_hostile_user_id_followed_by_other_clauses(user_id: str) -> None:
     assert expr[end:] == " and importance >= 3"
 
 
+@pytest.mark.parametrize("user_id", HOSTILE_USER_IDS)
+def test_delete_within_one_user_keeps_a_hostile_owner_inside_its_literal(user_id: str) -> None:
+    from memory_core.vectors.filters import owned_ids_filter
+
+    expr = owned_ids_filter(["m-1", "m:2"], user_id)
+    value, end = _parse_literal(expr, len("user_id == "))
+    assert expr.startswith("user_id == ") and value == user_id
+    assert expr[end:] == ' and memory_id in ["m-1", "m:2"]'
+
+
 def test_quote_string_escapes_backslash_before_quote() -> None:
     assert quote_string('a"b') == '"a\\"b"'
     assert quote_string("\\") == '"\\\\"'

@@ -465,6 +465,14 @@ def test_sharded_delete_by_id_and_delete_user_cross_shards(sharded: MilvusVector
     sharded.delete([ids_a[0], ids_b[0]])  # ids of two shards in one call; owners unknown to delete()
     assert set(sharded.user_hashes(a)) == set(ids_a[1:])
     assert set(sharded.user_hashes(b)) == set(ids_b[1:])
+    # with the owner named, only that user's shard and rows are touched: b's id passed as a's is
+    # left alone, and a user whose shard was never created deletes nothing and does not fail
+    sharded.delete([ids_a[1], ids_b[1]], user_id=a)
+    assert set(sharded.user_hashes(a)) == {ids_a[2]}
+    assert set(sharded.user_hashes(b)) == set(ids_b[1:])
+    sharded.delete([ids_b[1]], user_id=f"nobody-{uid()}")
+    sharded.delete([ids_b[1]], user_id='o"wn\\er')  # quotes in the owner: escaped, no-op
+    assert set(sharded.user_hashes(b)) == set(ids_b[1:])
     sharded.delete_user(a)
     assert sharded.user_hashes(a) == {} and set(sharded.user_hashes(b)) == set(ids_b[1:])
     assert a not in set(sharded.all_user_ids()) and b in set(sharded.all_user_ids())

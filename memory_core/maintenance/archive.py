@@ -208,7 +208,7 @@ def archive_records(engine: "MemoryEngine", records: Sequence[MemoryRecord], now
     active = [r.memory_id for r in archived if r.status is MemoryStatus.ACTIVE]
     if active:
         try:
-            engine.vectors.delete(active)
+            engine.vectors.delete(active, user_id=user_id)
         except Exception as exc:
             log.warning("vector delete failed; reconcile will remove the orphans: %s", exc)
     if archived:

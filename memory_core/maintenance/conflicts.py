@@ -135,11 +135,14 @@ def _drop_vectors(engine: "MemoryEngine", superseded: Sequence[MemoryRecord]) ->
     third of the conflict step), then drop their users' cached results."""
     if not superseded:
         return
-    try:
-        engine.vectors.delete([r.memory_id for r in superseded])
-    except Exception as exc:
-        log.warning("vector delete failed; reconcile will remove the orphans: %s", exc)
-    for user_id in {r.user_id for r in superseded}:
+    by_user: dict[str, list[str]] = {}
+    for record in superseded:
+        by_user.setdefault(record.user_id, []).append(record.memory_id)
+    for user_id, memory_ids in by_user.items():
+        try:
+            engine.vectors.delete(memory_ids, user_id=user_id)
+        except Exception as exc:
+            log.warning("vector delete failed; reconcile will remove the orphans: %s", exc)
         engine.cache.invalidate_user(user_id)
 
 

@@ -238,7 +238,7 @@ def apply_merge(engine: "MemoryEngine", plan: MergePlan, actor: str) -> str:
             engine.repo.add_history(session, memory_id=record.memory_id, user_id=plan.user_id, action="merge",
                                     actor=actor, at=now, before=snapshot(record), after=snapshot(after),
                                     note=f"merged into {new_id}")
-    _unindex(engine, ids)
+    _unindex(engine, ids, plan.user_id)
     _index(engine, [merged])
     engine.cache.invalidate_user(plan.user_id)
     return new_id
@@ -302,7 +302,7 @@ def undo_merge(engine: "MemoryEngine", merged_id: str, actor: str) -> list[str]:
         engine.repo.add_history(session, memory_id=merged.memory_id, user_id=merged.user_id, action="unmerge",
                                 actor=actor, at=now, before=snapshot(merged), after=snapshot(after_merged),
                                 note=f"merge undone; restored {len(restored)} of {len(group)} originals")
-    _unindex(engine, [merged.memory_id])
+    _unindex(engine, [merged.memory_id], merged.user_id)
     _index(engine, restored)
     engine.cache.invalidate_user(merged.user_id)
     return [r.memory_id for r in restored]
@@ -341,9 +341,9 @@ def merge_all(engine: "MemoryEngine", min_memories: int | None = None, now: date
     return run_leased(engine, "merge", body, wait=wait)
 
 
-def _unindex(engine: "MemoryEngine", memory_ids: Sequence[str]) -> None:
+def _unindex(engine: "MemoryEngine", memory_ids: Sequence[str], user_id: str) -> None:
     try:
-        engine.vectors.delete(list(memory_ids))
+        engine.vectors.delete(list(memory_ids), user_id=user_id)
     except Exception as exc:  # reconcile removes the orphans
         log.warning("vector delete failed; reconcile will remove the orphans: %s", exc)
 

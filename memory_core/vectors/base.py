@@ -57,7 +57,10 @@ class VectorStore(ABC):
         self.upsert(records)
 
     @abstractmethod
-    def delete(self, memory_ids: Sequence[str]) -> None: ...
+    def delete(self, memory_ids: Sequence[str], user_id: str | None = None) -> None:
+        """Remove vectors by id. ``user_id``, when the caller knows it, says every id belongs to
+        that user, so a store need only look where that user's rows live (an embedded store
+        spread over shards otherwise asks each one); an id of another user is then left alone."""
 
     @abstractmethod
     def delete_user(self, user_id: str) -> None: ...

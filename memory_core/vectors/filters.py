@@ -87,6 +87,11 @@ def ids_filter(memory_ids: Iterable[str]) -> str:
     return f"memory_id in {_id_list(memory_ids, 'memory_id')}"
 
 
+def owned_ids_filter(memory_ids: Iterable[str], user_id: str) -> str:
+    """``user_id == "<escaped>" and memory_id in [...]``: delete by id within one user's rows."""
+    return f"{user_filter(user_id)} and {ids_filter(memory_ids)}"
+
+
 def build_filter(flt: VectorFilter) -> str:
     """Turn a structured ``VectorFilter`` into a Milvus boolean expression.
 

@@ -81,6 +81,7 @@ from memory_core.vectors.filters import (
     checked_int,
     checked_memory_type,
     ids_filter,
+    owned_ids_filter,
     user_filter,
     validate_id,
 )
@@ -534,18 +535,22 @@ class MilvusVectorStore(VectorStore):
             for user, mine in by_user.items():
                 self._vcache.upserted(user, lambda mine=mine: UserVectors.from_rows(mine, self._dim))
 
-    def delete(self, memory_ids: Sequence[str]) -> None:
-        """Delete by id from every shard: the owner of an id is not known here. A delete of an
-        id a shard does not hold is a no-op there."""
+    def delete(self, memory_ids: Sequence[str], user_id: str | None = None) -> None:
+        """Delete by id: from the owner's shard when ``user_id`` is given (and only that user's
+        rows), else from every shard (a delete of an id a shard does not hold is a no-op there).
+        One request instead of 16 was most of a superseding write's time."""
         ids = list(dict.fromkeys(validate_id(m, "memory_id") for m in memory_ids))
         if not ids:
             return
-        shards = self._all_shards()
+        shards = self._all_shards() if user_id is None else [self._name_for(user_id)]
         try:
             for start in range(0, len(ids), DELETE_BATCH_IDS):
-                expr = ids_filter(ids[start : start + DELETE_BATCH_IDS])
+                part = ids[start : start + DELETE_BATCH_IDS]
+                expr = ids_filter(part) if user_id is None else owned_ids_filter(part, user_id)
                 for name in shards:
                     with self._guard("delete"):
+                        if user_id is not None and not self._readable(name):
+                            continue  # the user's shard was never created: nothing to delete
                         self._client.delete(name, filter=expr, timeout=self._timeout)
         finally:  # on failure too: some shards may have deleted already
             if self._vcache is not None:
