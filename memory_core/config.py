@@ -67,8 +67,9 @@ class Settings(BaseSettings):
     # add_many writes in stages of about this many chunks; the model embeds the next stage while
     # the current one is analysed, stored and checked (see WritePipeline.add_many). Big stages win
     # on 2 cores: the near-duplicate, conflict and insert steps cost per user and per stage, and
-    # the work overlapped with the model slows it. 512 texts at 1,000 memories per user, same
-    # process, 5 alternating rounds: stages of 512 -> 250/s median, 256 -> 221/s, 128 -> ~175/s.
+    # the work overlapped with the model slows it. `python -m bench.write_stages` (512 texts at
+    # 1,000 memories per user, 4 alternating rounds): stages of 512 271/s median, 256 261/s,
+    # 128 226/s; the caller cutting 256-item calls 243/s.
     write_stage_chunks: int = Field(default=512, ge=1)
 
     # Retrieval

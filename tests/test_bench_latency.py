@@ -87,3 +87,24 @@ def test_report_prints_every_add_many_round_beside_the_median() -> None:
     single = {**old, "add_many_per_s": 133.0, "add_many_rounds_per_s": [133.0]}  # one round: no list
     assert "| 133 (**no**) |" in markdown({size: single})
     assert f"| {old['add_many_per_s']:.0f} (" in markdown({size: old})  # results from before rounds still print
+
+
+def test_write_stages_bench_cuts_batches_as_its_variants_say() -> None:
+    import pytest
+
+    from bench.write_stages import _write, main
+
+    class Recorder:
+        def __init__(self) -> None:
+            self.calls: list[tuple[int, int | None]] = []
+
+        def add_many(self, items, stage_chunks=None):  # type: ignore[no-untyped-def]
+            self.calls.append((len(items), stage_chunks))
+
+    items = list(range(512))
+    engine = Recorder()
+    _write(engine, items, "calls256")  # type: ignore[arg-type]
+    _write(engine, items, "stages128")  # type: ignore[arg-type]
+    assert engine.calls == [(256, None), (256, None), (512, 128)]
+    with pytest.raises(SystemExit):
+        main(["--variants", "batches64"])
