@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import re
 import shutil
 import statistics
 import tempfile
@@ -40,9 +41,17 @@ from bench.latency.runner import NOW, REPO_ROOT  # noqa: E402
 BATCH = 512
 
 
+def _parse(variant: str) -> tuple[str, int]:
+    """``"calls256"`` -> ``("calls", 256)``; ValueError for anything else."""
+    match = re.fullmatch(r"(calls|stages)([1-9][0-9]*)", variant)
+    if match is None:
+        raise ValueError(f"unknown variant {variant!r}: callsN or stagesN")
+    return match.group(1), int(match.group(2))
+
+
 def _write(engine, items: list[AddItem], variant: str) -> None:  # type: ignore[no-untyped-def]
-    size = int(variant.lstrip("calstge"))
-    if variant.startswith("calls"):
+    kind, size = _parse(variant)
+    if kind == "calls":
         for start in range(0, len(items), size):
             engine.add_many(items[start:start + size])
     else:
@@ -56,8 +65,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     variants = [v.strip() for v in args.variants.split(",") if v.strip()]
     for v in variants:
-        if not (v.startswith(("calls", "stages")) and v.lstrip("calstge").isdigit()):
-            parser.error(f"unknown variant {v!r}: callsN or stagesN")
+        try:
+            _parse(v)
+        except ValueError as exc:
+            parser.error(str(exc))
 
     spec = SPECS["10k"]
     root = Path(tempfile.mkdtemp(prefix="write-stages-"))

@@ -145,6 +145,9 @@ class WritePipeline:
         A failure (the model, SQL) stops the write at its stage: earlier stages stay stored, and
         the error says how many items landed; writing the batch again folds those into their
         stored copies (same content hash) instead of duplicating them."""
+        if stage_chunks is not None and (isinstance(stage_chunks, bool) or not isinstance(stage_chunks, int)
+                                         or stage_chunks < 1):
+            raise ValidationError(f"stage_chunks must be a positive integer, got {stage_chunks!r}")
         if not items:
             return []
         prepared = [self._prepare(index, item, len(items)) for index, item in enumerate(items)]
@@ -154,7 +157,7 @@ class WritePipeline:
             for piece in chunk_text(text, self.chunk_limit, self.settings.chunk_overlap_tokens, self.embedder.count_tokens):
                 chunks.append(_Chunk(index, user_id, piece, at, item.session_id, dict(item.metadata or {}),
                                      _sources(item.source), context))
-        stages = _stages(chunks, stage_chunks or self.settings.write_stage_chunks)
+        stages = _stages(chunks, self.settings.write_stage_chunks if stage_chunks is None else stage_chunks)
         pending: set[str] = set()
         # One worker per call, so a chat write never queues behind a bulk import's stages.
         worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed")

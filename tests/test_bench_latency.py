@@ -106,5 +106,6 @@ def test_write_stages_bench_cuts_batches_as_its_variants_say() -> None:
     _write(engine, items, "calls256")  # type: ignore[arg-type]
     _write(engine, items, "stages128")  # type: ignore[arg-type]
     assert engine.calls == [(256, None), (256, None), (512, 128)]
-    with pytest.raises(SystemExit):
-        main(["--variants", "batches64"])
+    for bad in ("batches64", "calls0", "stages", "calls-5"):
+        with pytest.raises(SystemExit):
+            main(["--variants", bad])

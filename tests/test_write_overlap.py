@@ -150,6 +150,9 @@ def test_every_item_is_validated_before_any_stage_is_written(make_settings, embe
             engine.add_many(items, stage_chunks=2)
         with pytest.raises(ValidationError, match="item 1"):
             engine.add_many([AddItem(user_id="u1", content="fine"), AddItem(user_id="u\n1", content="x")], stage_chunks=1)
+        for bad in (0, -1, 2.5, True, "64"):  # a bad stage size is refused before anything is written
+            with pytest.raises(ValidationError, match="stage_chunks"):
+                engine.add_many([AddItem(user_id="u1", content="fine")], stage_chunks=bad)  # type: ignore[arg-type]
         assert engine.users() == [] and signalling.calls == []
     finally:
         engine.close()

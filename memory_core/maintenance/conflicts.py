@@ -133,8 +133,6 @@ def supersede(engine: "MemoryEngine", older: MemoryRecord, newer: MemoryRecord, 
 def _drop_vectors(engine: "MemoryEngine", superseded: Sequence[MemoryRecord]) -> None:
     """Remove superseded memories from the vector store in one call (one delete per pair was a
     third of the conflict step), then drop their users' cached results."""
-    if not superseded:
-        return
     by_user: dict[str, list[str]] = {}
     for record in superseded:
         by_user.setdefault(record.user_id, []).append(record.memory_id)
