@@ -91,6 +91,12 @@ class Settings(BaseSettings):
     # recall@10 .702 / .712 / .715 / .715 / .718, NDCG@10 .476 / .514 / .526 / .532 / .533; MADial
     # zh / en recall@5 .507 / .412 at 60, .524 / .421 at 5.
     rrf_k: int = Field(default=5, ge=0)
+    # A memory whose transcript label names its speaker ("Caroline: ...") has its fused relevance
+    # multiplied by 1 + this when the query names that speaker (0 = off; memory_core/text/speaker.py).
+    # LoCoMo, forgetting on, boost 0 / 0.3 / 0.5 / 1.0 / 2.0: cat 1-4 recall@10 .714 / .730 / .734 /
+    # .741 / .743, NDCG@10 .530 / .579 / .589 / .596 / .599; adversarial questions (which name the
+    # wrong person on purpose) recall@10 .872 / .853 / .850 / .798 / .679. 0.5 keeps most of both.
+    speaker_match_boost: float = Field(default=0.5, ge=0.0)
     # Relevance is relative to the query's best hit (1.0); importance and recency reorder among
     # comparably relevant memories (measured on LoCoMo/MADial: heavier priors cost recall).
     weight_relevance: float = 0.8

@@ -6,6 +6,8 @@ inside the time window the query names ("in June", "上周"; a soft boost, since
 events by when they happened, not when they were written down; only ``filters.time_range`` is
 a hard filter). The strongest hits then lend part of their score to the memory written right
 after / before them in the same session (neighbour expansion: answers follow questions).
+A transcript line whose speaker the query names ("What did Caroline research?" ->
+"Caroline: ...") gets a relevance boost (``speaker_match_boost``, memory_core/text/speaker.py).
 Measured on LoCoMo and MADial-Bench with ``python -m bench.quality``.
 
 Stages are timed (rewrite, embed, search, rerank, fetch, total) and recorded for analytics.
@@ -37,6 +39,7 @@ from memory_core.storage.repository import SqlRepository
 from memory_core.telemetry import Recorder
 from memory_core.text.expansion import slot_keywords
 from memory_core.text.keywords import keyword_text, keyword_tokens
+from memory_core.text.speaker import query_names_speaker, speaker_label
 from memory_core.text.timeparse import parse_time_range
 from memory_core.types import MemoryStatus, MemoryType, ScoreParts, SearchResult, TimeRange
 from memory_core.validation import check_user_id, clean_text
@@ -44,7 +47,7 @@ from memory_core.vectors.base import VectorFilter, VectorStore
 
 log = logging.getLogger(__name__)
 STAGES = ("rewrite", "embed", "search", "rerank", "fetch", "total")
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2  # 2: speaker boost changed the ranking of cached results
 
 
 @dataclass
@@ -58,6 +61,7 @@ class _Candidate:
     window_rank: int | None = None  # best rank inside the time window the query names
     neighbour: float = 0.0  # fused score lent by an adjacent memory of the same conversation
     core: bool = False
+    speaker_named: bool = False  # the query names the speaker of this transcript line
     rerank: float | None = None
 
 
@@ -70,6 +74,7 @@ class RetrievalOptions:
     use_core: bool = True
     use_score_terms: bool = True  # False: rank by relevance alone
     use_neighbours: bool = True  # lend score to the memories written just before/after a strong hit
+    use_speaker: bool = True  # boost transcript lines whose speaker the query names
     use_cache: bool = True
     record: bool = True
 
@@ -174,6 +179,9 @@ class RetrievalPipeline:
         candidates = [c for c in candidates if c.memory_id in records]
         if options.use_neighbours and not degraded and candidates and self.settings.neighbour_seeds > 0:
             self._add_neighbours(candidates, records, user_id, now, filters, options)
+        if options.use_speaker and self.settings.speaker_match_boost > 0:
+            # The rewrite may resolve "she" to the name, so both are read.
+            _mark_named_speakers(candidates, records, f"{query}\n{rewritten}")
         timings["fetch"] = (time.perf_counter() - t) * 1000
 
         if self.reranker is not None and candidates:
@@ -347,7 +355,10 @@ class RetrievalPipeline:
         if options.use_keyword:
             ranks.append(c.keyword_rank)
         ranks.append(c.window_rank)
-        return rrf_sum(ranks, self.settings.rrf_k) + c.neighbour
+        fused = rrf_sum(ranks, self.settings.rrf_k) + c.neighbour
+        if c.speaker_named and options.use_speaker:
+            fused *= 1.0 + self.settings.speaker_match_boost
+        return fused
 
     def _score(self, candidates: list[_Candidate], records: dict[str, MemoryRecord], now: datetime,
                options: RetrievalOptions) -> list[SearchResult]:
@@ -400,6 +411,15 @@ class RetrievalPipeline:
             cache_hit=response.cache_hit, degraded=response.degraded, results=len(response.results),
             **{f"{stage}_ms": float(t.get(stage, 0.0)) for stage in STAGES},
         ))
+
+
+def _mark_named_speakers(candidates: list[_Candidate], records: dict[str, MemoryRecord], query: str) -> None:
+    """Flag transcript lines whose speaker the query names ("What did Caroline research?"
+    -> "Caroline: ..."): a question about a person is answered by that person's own lines far
+    more often than by the replies that address them by name (memory_core/text/speaker.py)."""
+    for c in candidates:
+        label = speaker_label(records[c.memory_id].content)
+        c.speaker_named = label is not None and query_names_speaker(query, label)
 
 
 def _filters_json(filters: SearchFilters) -> dict[str, Any]:

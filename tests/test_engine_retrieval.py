@@ -164,3 +164,40 @@ def test_the_same_words_in_another_context_still_refresh_the_memory(make_engine)
     again = engine.add("u1", "I am allergic to mango", context="Assistant: What should I avoid when I cook?")
     assert again.created == [] and again.deduplicated == first.created
     assert engine.get(first.created[0]).context.endswith("know about?")  # the first context stays
+
+
+def test_a_question_naming_a_speaker_prefers_that_speakers_own_lines(make_engine) -> None:
+    """In a two-person transcript the reply that addresses Caroline by name matches a question
+    about Caroline as well as her own line does; the speaker boost ranks her line first. Headings
+    ("Note:") are no speakers, a query naming nobody is unaffected, and 0 switches it off."""
+    from memory_core import AddItem, RetrievalOptions
+
+    t0 = NOW - timedelta(days=2)
+    transcript = [
+        "Melanie: Caroline, you've been reading about adoption agencies, right?",
+        "Caroline: Yes, adoption agencies that support LGBTQ parents, I've been reading a lot.",
+        "Note: Caroline adoption agencies reading list",
+        "Melanie: I painted a lake sunrise last week.",
+    ]
+
+    def ranked(engine, query: str, **options: bool) -> list[str]:
+        response = engine.search("u1", query, top_k=4,
+                                 options=RetrievalOptions(use_cache=False, record=False, **options))
+        return [r.memory_id for r in response.results]
+
+    engine = make_engine(clock=FixedClock(NOW))
+    ids = [r.memory_ids[0] for r in engine.add_many(
+        [AddItem("u1", text, session_id="s1", at=t0 + timedelta(seconds=i)) for i, text in enumerate(transcript)])]
+    melanie, caroline, note, _sunrise = ids
+    question = "What has Caroline been reading about adoption agencies?"
+    boosted = ranked(engine, question)
+    plain = ranked(engine, question, use_speaker=False)
+    assert boosted[0] == caroline
+    assert plain.index(caroline) > 0, "without the boost another line outranks hers (else this proves nothing)"
+    assert boosted.index(note) >= plain.index(note) - 1  # a heading gets no boost of its own
+    # A question that names nobody ranks the same either way.
+    anonymous = "Who has been reading about adoption agencies?"
+    assert ranked(engine, anonymous) == ranked(engine, anonymous, use_speaker=False)
+    # Configured off (SPEAKER_MATCH_BOOST=0): the plain order.
+    engine.settings.speaker_match_boost = 0.0
+    assert ranked(engine, question) == plain
