@@ -7,7 +7,9 @@ events by when they happened, not when they were written down; only ``filters.ti
 a hard filter). The strongest hits then lend part of their score to the memory written right
 after / before them in the same session (neighbour expansion: answers follow questions).
 A transcript line whose speaker the query names ("What did Caroline research?" ->
-"Caroline: ...") gets a relevance boost (``speaker_match_boost``, memory_core/text/speaker.py).
+"Caroline: ...") gets a relevance boost (``speaker_match_boost``, memory_core/text/speaker.py),
+and so does a memory that states a time when the query asks when (``when_answer_boost``,
+memory_core/text/answer_type.py).
 Measured on LoCoMo and MADial-Bench with ``python -m bench.quality``.
 
 Stages are timed (rewrite, embed, search, rerank, fetch, total) and recorded for analytics.
@@ -37,6 +39,7 @@ from memory_core.rerank import Reranker
 from memory_core.scoring import Weights, final_score, recency, rrf_sum
 from memory_core.storage.repository import SqlRepository
 from memory_core.telemetry import Recorder
+from memory_core.text.answer_type import asks_when, states_time
 from memory_core.text.expansion import slot_keywords
 from memory_core.text.keywords import keyword_text, keyword_tokens
 from memory_core.text.speaker import query_names_speaker, speaker_label
@@ -47,7 +50,7 @@ from memory_core.vectors.base import VectorFilter, VectorStore
 
 log = logging.getLogger(__name__)
 STAGES = ("rewrite", "embed", "search", "rerank", "fetch", "total")
-CACHE_FORMAT = 2  # 2: speaker boost changed the ranking of cached results
+CACHE_FORMAT = 3  # 2, 3: speaker and answer-type boosts changed the ranking of cached results
 
 
 @dataclass
@@ -62,6 +65,7 @@ class _Candidate:
     neighbour: float = 0.0  # fused score lent by an adjacent memory of the same conversation
     core: bool = False
     speaker_named: bool = False  # the query names the speaker of this transcript line
+    answers_when: bool = False  # the query asks "when" and this memory states a time
     rerank: float | None = None
 
 
@@ -75,6 +79,7 @@ class RetrievalOptions:
     use_score_terms: bool = True  # False: rank by relevance alone
     use_neighbours: bool = True  # lend score to the memories written just before/after a strong hit
     use_speaker: bool = True  # boost transcript lines whose speaker the query names
+    use_answer_type: bool = True  # boost memories that state a time when the query asks "when"
     use_cache: bool = True
     record: bool = True
 
@@ -179,9 +184,8 @@ class RetrievalPipeline:
         candidates = [c for c in candidates if c.memory_id in records]
         if options.use_neighbours and not degraded and candidates and self.settings.neighbour_seeds > 0:
             self._add_neighbours(candidates, records, user_id, now, filters, options)
-        if options.use_speaker and self.settings.speaker_match_boost > 0:
-            # The rewrite may resolve "she" to the name, so both are read.
-            _mark_named_speakers(candidates, records, f"{query}\n{rewritten}")
+        # The rewrite may resolve "she" to the name, so both are read.
+        self._mark_answer_matches(candidates, records, f"{query}\n{rewritten}", options)
         timings["fetch"] = (time.perf_counter() - t) * 1000
 
         if self.reranker is not None and candidates:
@@ -358,7 +362,26 @@ class RetrievalPipeline:
         fused = rrf_sum(ranks, self.settings.rrf_k) + c.neighbour
         if c.speaker_named and options.use_speaker:
             fused *= 1.0 + self.settings.speaker_match_boost
+        if c.answers_when and options.use_answer_type:
+            fused *= 1.0 + self.settings.when_answer_boost
         return fused
+
+    def _mark_answer_matches(self, candidates: list[_Candidate], records: dict[str, MemoryRecord], query: str,
+                             options: RetrievalOptions) -> None:
+        """Flag what the question's form says will answer it: the lines of the person it names
+        ("What did Caroline research?" -> "Caroline: ..."; a question about a person is answered
+        by their own lines far more often than by the replies that address them by name), and,
+        for a question that asks when, the memories that state a time (memory_core/text/
+        speaker.py and answer_type.py)."""
+        speakers = options.use_speaker and self.settings.speaker_match_boost > 0
+        when = options.use_answer_type and self.settings.when_answer_boost > 0 and asks_when(query)
+        for c in candidates:
+            content = records[c.memory_id].content
+            if speakers:
+                label = speaker_label(content)
+                c.speaker_named = label is not None and query_names_speaker(query, label)
+            if when:
+                c.answers_when = states_time(content)
 
     def _score(self, candidates: list[_Candidate], records: dict[str, MemoryRecord], now: datetime,
                options: RetrievalOptions) -> list[SearchResult]:
@@ -411,15 +434,6 @@ class RetrievalPipeline:
             cache_hit=response.cache_hit, degraded=response.degraded, results=len(response.results),
             **{f"{stage}_ms": float(t.get(stage, 0.0)) for stage in STAGES},
         ))
-
-
-def _mark_named_speakers(candidates: list[_Candidate], records: dict[str, MemoryRecord], query: str) -> None:
-    """Flag transcript lines whose speaker the query names ("What did Caroline research?"
-    -> "Caroline: ..."): a question about a person is answered by that person's own lines far
-    more often than by the replies that address them by name (memory_core/text/speaker.py)."""
-    for c in candidates:
-        label = speaker_label(records[c.memory_id].content)
-        c.speaker_named = label is not None and query_names_speaker(query, label)
 
 
 def _filters_json(filters: SearchFilters) -> dict[str, Any]:

@@ -201,3 +201,34 @@ def test_a_question_naming_a_speaker_prefers_that_speakers_own_lines(make_engine
     # Configured off (SPEAKER_MATCH_BOOST=0): the plain order.
     engine.settings.speaker_match_boost = 0.0
     assert ranked(engine, question) == plain
+
+
+def test_a_when_question_prefers_the_memory_that_states_the_time(make_engine) -> None:
+    """Every line about the support group matches "When did I go to the support group?"; the one
+    that answers it says when. A question that does not ask when keeps the plain order."""
+    from memory_core import AddItem, RetrievalOptions
+
+    t0 = NOW - timedelta(days=20)
+    texts = [
+        "The support group was so powerful, the support group stories moved me and I went home inspired.",
+        "I went to the support group last Friday.",
+        "My sister Anna lives in Porto.",
+    ]
+    engine = make_engine(clock=FixedClock(NOW))
+    ids = [r.memory_ids[0] for r in engine.add_many(
+        [AddItem("u1", text, session_id="s1", at=t0 + timedelta(hours=i)) for i, text in enumerate(texts)])]
+    feeling, dated, _sister = ids
+
+    def ranked(query: str, **options: bool) -> list[str]:
+        response = engine.search("u1", query, top_k=3, options=RetrievalOptions(use_cache=False, record=False,
+                                                                                  **options))
+        return [r.memory_id for r in response.results]
+
+    question = "When did I go to the support group?"
+    plain = ranked(question, use_answer_type=False)
+    assert plain.index(dated) > plain.index(feeling), "without the boost the wordier line wins (else this proves nothing)"
+    assert ranked(question)[0] == dated
+    other = "How was the support group?"
+    assert ranked(other) == ranked(other, use_answer_type=False)
+    engine.settings.when_answer_boost = 0.0  # WHEN_ANSWER_BOOST=0 switches it off
+    assert ranked(question) == plain

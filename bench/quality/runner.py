@@ -15,8 +15,8 @@ from memory_core.context_block import build_context_block
 from memory_core.embedding.base import Embedder
 
 # METHOD -> options. Baselines are the product pipeline with parts switched off.
-_BASELINE = dict(use_core=False, use_score_terms=False, use_neighbours=False, use_speaker=False, use_cache=False,
-                 record=False)
+_BASELINE = dict(use_core=False, use_score_terms=False, use_neighbours=False, use_speaker=False,
+                 use_answer_type=False, use_cache=False, record=False)
 METHODS: dict[str, RetrievalOptions] = {
     "full": RetrievalOptions(use_cache=False, record=False),
     "bm25": RetrievalOptions(use_dense=False, use_keyword=True, **_BASELINE),
