@@ -44,3 +44,16 @@ def test_questions_that_do_not(query: str) -> None:
 ])
 def test_memories_that_state_a_time(text: str, expected: bool) -> None:
     assert states_time(text) is expected
+
+
+def test_the_memo_is_bounded_and_keeps_answers_right(monkeypatch: pytest.MonkeyPatch) -> None:
+    from memory_core.text import answer_type
+
+    monkeypatch.setattr(answer_type, "_MEMO_MAX", 4)
+    monkeypatch.setattr(answer_type, "_memo", {})
+    texts = [f"Note {i}: we met yesterday" if i % 2 else f"Note {i}: nothing dated" for i in range(10)]
+    first = [states_time(t) for t in texts]
+    assert first == [bool(i % 2) for i in range(10)]
+    assert len(answer_type._memo) <= 4
+    assert [states_time(t) for t in texts] == first  # recomputed after eviction, same answers
+    assert states_time("odd \ud800 surrogate yesterday") is True  # lone surrogates do not break the digest

@@ -8,14 +8,16 @@ asks when (``Settings.when_answer_boost``). On LoCoMo, temporal questions, boost
 within ±.003 (they rarely ask "when").
 
 Time detection reuses the query time parser (``parse_time_range``) on the memory's own words,
-anchored at a fixed date (only *whether* a time is stated matters here), and is memoised per
-text, so a user's memories are parsed once however often they are recalled.
+anchored at a fixed date (only *whether* a time is stated matters here), and is memoised by a
+digest of the text (not the text itself: a chunk can be kilobytes), so a user's memories are
+parsed once however often they are recalled.
 """
 from __future__ import annotations
 
+import hashlib
 import re
+import threading
 from datetime import datetime, timezone
-from functools import lru_cache
 
 from memory_core.text.timeparse import parse_time_range
 
@@ -35,7 +37,20 @@ def asks_when(query: str) -> bool:
     return _WHEN.search(query) is not None
 
 
-@lru_cache(maxsize=65536)
+_MEMO_MAX = 65536
+_memo: dict[bytes, bool] = {}
+_memo_lock = threading.Lock()
+
+
 def states_time(text: str) -> bool:
     """True when ``text`` names a time the query parser understands (relative or absolute)."""
-    return parse_time_range(text, _ANCHOR) is not None
+    key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    known = _memo.get(key)
+    if known is not None:
+        return known
+    found = parse_time_range(text, _ANCHOR) is not None
+    with _memo_lock:
+        if len(_memo) >= _MEMO_MAX:
+            _memo.clear()  # a bound, not an LRU: refilling costs one parse per memory
+        _memo[key] = found
+    return found
