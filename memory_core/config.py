@@ -92,7 +92,9 @@ class Settings(BaseSettings):
     # zh / en recall@5 .507 / .412 at 60, .524 / .421 at 5.
     rrf_k: int = Field(default=5, ge=0)
     # A memory whose transcript label names its speaker ("Caroline: ...") has its fused relevance
-    # multiplied by 1 + this when the query names that speaker (0 = off; memory_core/text/speaker.py).
+    # multiplied by 1 + this when the query names that speaker, and the dense legs then embed the
+    # query without that name (0 = both off; memory_core/text/speaker.py, retrieval._speakers_named;
+    # the name left out: LoCoMo cat 1-4 recall@10 .734 -> .753, multi-hop recall@20 .518 -> .555).
     # LoCoMo, forgetting on, boost 0 / 0.3 / 0.5 / 1.0 / 2.0: cat 1-4 recall@10 .714 / .730 / .734 /
     # .741 / .743, NDCG@10 .530 / .579 / .589 / .596 / .599; adversarial questions (which name the
     # wrong person on purpose) recall@10 .872 / .853 / .850 / .798 / .679. 0.5 keeps most of both.

@@ -232,3 +232,61 @@ def test_a_when_question_prefers_the_memory_that_states_the_time(make_engine) ->
     assert ranked(other) == ranked(other, use_answer_type=False)
     engine.settings.when_answer_boost = 0.0  # WHEN_ANSWER_BOOST=0 switches it off
     assert ranked(question) == plain
+
+
+@pytest.mark.parametrize("sql", ["sqlite", "postgres"])
+def test_the_dense_leg_embeds_a_question_without_the_speakers_it_names(make_settings, embedder, pg_url,
+                                                                       sql: str) -> None:
+    """e5 reads "What exercises has John done?" mostly as "John", so every line by or to John
+    scores alike; the dense legs embed the question without the names that are speaker labels
+    of this user's memories (found by a literal SQL prefix probe). Other users' labels, inactive
+    memories, names that only appear inside text, and switching the speaker boost off leave the
+    query as typed."""
+    from memory_core import AddItem, RetrievalOptions, open_memory
+    from memory_core.embedding.base import Embedder
+    from tests.conftest import fresh_pg_schema
+
+    class Recording(Embedder):
+        def __init__(self, inner: Embedder) -> None:
+            self.inner, self.name, self.dim, self.max_tokens = inner, inner.name, inner.dim, inner.max_tokens
+            self.queries: list[str] = []
+
+        def embed_passages(self, texts):  # type: ignore[no-untyped-def]
+            return self.inner.embed_passages(texts)
+
+        def embed_queries(self, texts):  # type: ignore[no-untyped-def]
+            self.queries.extend(texts)
+            return self.inner.embed_queries(texts)
+
+        def count_tokens(self, text: str) -> int:
+            return self.inner.count_tokens(text)
+
+    recording = Recording(embedder)
+    overrides = {"database_url": fresh_pg_schema(pg_url)} if sql == "postgres" else {}
+    engine = open_memory(make_settings(**overrides), embedder=recording, clock=FixedClock(NOW))
+    try:
+        t0 = NOW - timedelta(days=1)
+        ids = [r.memory_ids[0] for r in engine.add_many([
+            AddItem("u1", "John: I started a weekend yoga class with a colleague.", session_id="s", at=t0),
+            AddItem("u1", "Maria: Cool, John! Trying new classes sounds fun.", session_id="s",
+                    at=t0 + timedelta(seconds=1)),
+            AddItem("u1", "Jo_n: an underscore is a LIKE wildcard", session_id="s", at=t0 + timedelta(seconds=2)),
+            AddItem("u2", "Peter: I swim every morning.", at=t0),
+        ])]
+
+        def dense_text(user: str, query: str, **options: bool) -> str:
+            recording.queries.clear()
+            engine.search(user, query, options=RetrievalOptions(use_cache=False, record=False, **options))
+            return recording.queries[0]
+
+        assert dense_text("u1", "What exercises has John done?") == "What exercises has done?"
+        assert dense_text("u1", "Did Maria and John talk about classes?") == "Did and talk about classes?"
+        assert dense_text("u1", "What exercises has John done?", use_speaker=False) == "What exercises has John done?"
+        assert dense_text("u2", "What exercises has John done?") == "What exercises has John done?"  # not u2's speaker
+        assert dense_text("u1", "Where does Peter swim?") == "Where does Peter swim?"  # u2's speaker only
+        assert dense_text("u1", "Did Colleague call?") == "Did Colleague call?"  # in a text, not a label
+        assert engine.repo.speakers_present("u1", ["Jo_n", "J_hn", "J%"]) == {"Jo_n"}  # wildcards are literal
+        engine.expire(ids[0], actor="staff:test")  # John's only line: he is no active speaker any more
+        assert dense_text("u1", "What exercises has John done?") == "What exercises has John done?"
+    finally:
+        engine.close()

@@ -53,3 +53,28 @@ def test_labels_with_pattern_characters_are_matched_literally() -> None:
     assert speaker_label("A.J.: hello") == "A.J."
     assert query_names_speaker("What did A.J. say?", "A.J.")
     assert not query_names_speaker("What did AxJx say?", "A.J.")
+
+
+def test_name_candidates_are_capitalised_runs_without_question_words() -> None:
+    from memory_core.text.speaker import MAX_NAME_CANDIDATES, name_candidates
+
+    assert name_candidates("What exercises has John done?") == ["John"]
+    assert name_candidates("What is Caroline's favourite book?") == ["Caroline"]
+    assert name_candidates("What do Jon and Gina both have in common?") == ["Jon", "Gina"]
+    assert name_candidates("When did Mary Ann call?")[:3] == ["Mary Ann", "Mary", "Ann"]
+    assert name_candidates("what did john do") == []  # lower case: no name to strip (the boost still applies)
+    assert name_candidates("Note: Where did I go?") == []  # headings and question words are no names
+    many = " and ".join(f"Name{chr(65 + i)}x" for i in range(20))
+    assert len(name_candidates(f"Did {many} come?")) == MAX_NAME_CANDIDATES
+
+
+def test_strip_names_removes_whole_names_and_possessives_only() -> None:
+    from memory_core.text.speaker import strip_names
+
+    assert strip_names("What exercises has John done?", {"John"}) == "What exercises has done?"
+    assert strip_names("What is Caroline's favourite book?", {"Caroline"}) == "What is favourite book?"
+    assert strip_names("Did Johnny meet John?", {"John"}) == "Did Johnny meet ?"
+    assert strip_names("Is A.J. here?", {"A.J."}) == "Is here?"  # dots are literal, not wildcards
+    assert strip_names("Is AxJx here?", {"A.J."}) == "Is AxJx here?"
+    assert strip_names("Caroline?", {"Caroline"}) == "Caroline?"  # nothing would be left: keep the text
+    assert strip_names("No names here", set()) == "No names here"

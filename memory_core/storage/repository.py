@@ -198,6 +198,23 @@ class SqlRepository:
             )
             return list(rows)
 
+    def speakers_present(self, user_id: str, names: Sequence[str]) -> set[str]:
+        """Which of ``names`` open at least one of the user's active memories as a transcript
+        label ("Caroline: ..."). One LIMIT 1 probe per name (a query names few people); the
+        name is matched literally (LIKE wildcards escaped)."""
+        found: set[str] = set()
+        with self.session() as s:
+            for name in dict.fromkeys(names):
+                hit = s.scalar(
+                    select(MemoryRow.memory_id)
+                    .where(MemoryRow.user_id == user_id, MemoryRow.status == MemoryStatus.ACTIVE.value,
+                           MemoryRow.content.startswith(f"{name}:", autoescape=True))
+                    .limit(1)
+                )
+                if hit is not None:
+                    found.add(name)
+        return found
+
     def adjacent_active(self, user_id: str, times: Sequence[datetime],
                         window: timedelta) -> list[tuple[MemoryRecord | None, MemoryRecord | None]]:
         """For each time, the user's active memory written next after it and the one written last

@@ -6,7 +6,10 @@ Caroline research?") is nearly always answered by that person's own lines, while
 the question match the other speaker's replies just as well ("That's great, Caroline! What
 did you research?"). On LoCoMo 96% of the evidence turns of questions naming one speaker are
 that speaker's lines, against 59% of what hybrid search ranked in the top 20; retrieval gives
-memories whose speaker the query names a relevance boost (``Settings.speaker_match_boost``).
+memories whose speaker the query names a relevance boost (``Settings.speaker_match_boost``),
+and its dense legs embed the question without the names that are speaker labels of the user's
+memories (``name_candidates`` proposes, the store confirms, ``strip_names`` removes): e5 reads
+"What exercises has John done?" mostly as "John".
 
 A label is only taken when it looks like a name: one to three words, each starting with a
 capital letter (or a short run of CJK characters), no digits, and not a common heading such
@@ -19,7 +22,7 @@ from functools import lru_cache
 
 from memory_core.text.lang import CJK_CLASS
 
-__all__ = ["speaker_label", "query_names_speaker"]
+__all__ = ["speaker_label", "query_names_speaker", "name_candidates", "strip_names"]
 
 _NAME_WORD = r"[A-ZÀ-ÖØ-Þ][\w'’.\-]{0,24}"
 _LABEL_RE = re.compile(
@@ -54,3 +57,36 @@ def _label_pattern(label: str) -> re.Pattern[str]:
 def query_names_speaker(query: str, label: str) -> bool:
     """True when ``query`` names ``label`` as a whole word (any case; "Caroline's" counts)."""
     return bool(label) and _label_pattern(label).search(query) is not None
+
+
+_CAPITALISED_RUN = re.compile(rf"(?<![\w'’.\-]){_NAME_WORD}(?:[ \t]+{_NAME_WORD}){{0,2}}")
+_TRAILING = re.compile(r"(?:['’]s)?[?!,;:.]*$")
+MAX_NAME_CANDIDATES = 8
+
+
+def name_candidates(text: str) -> list[str]:
+    """Capitalised runs of one to three words in ``text`` that could be a speaker label
+    ("What did Mary Ann say?" -> "Mary Ann", "Mary", "Ann"), question words and headings left
+    out; at most ``MAX_NAME_CANDIDATES``. Which of them really are speakers is the store's call."""
+    from memory_core.text.keywords import STOPWORDS
+
+    found: dict[str, None] = {}
+    for match in _CAPITALISED_RUN.finditer(text):
+        words = match.group(0).split()
+        for i in range(len(words)):
+            for j in range(len(words), i, -1):
+                name = " ".join(words[i:j - 1] + [_TRAILING.sub("", words[j - 1])])
+                if (name and name.casefold() not in STOPWORDS and speaker_label(f"{name}: x") == name):
+                    found.setdefault(name, None)
+    return list(found)[:MAX_NAME_CANDIDATES]
+
+
+def strip_names(text: str, names: set[str] | frozenset[str]) -> str:
+    """``text`` without the given names (and their possessive "'s"); the text itself when
+    nothing else would be left. The dense leg embeds a question about a speaker this way:
+    "What exercises has John done?" -> "What exercises has done?" (see retrieval)."""
+    stripped = text
+    for name in sorted(names, key=len, reverse=True):
+        stripped = re.sub(rf"(?<![\w]){re.escape(name)}(?:['’]s)?(?![\w])", " ", stripped, flags=re.IGNORECASE)
+    stripped = " ".join(stripped.split())
+    return stripped if re.search(r"\w", stripped) else text
