@@ -95,14 +95,15 @@ class Settings(BaseSettings):
     # multiplied by 1 + this when the query names that speaker, and the dense legs then embed the
     # query without that name (0 = both off; memory_core/text/speaker.py, retrieval._speakers_named;
     # the name left out: LoCoMo cat 1-4 recall@10 .734 -> .753, multi-hop recall@20 .518 -> .555).
-    # LoCoMo, forgetting on, boost 0 / 0.3 / 0.5 / 1.0 / 2.0: cat 1-4 recall@10 .714 / .730 / .734 /
-    # .741 / .743, NDCG@10 .530 / .579 / .589 / .596 / .599; adversarial questions (which name the
-    # wrong person on purpose) recall@10 .872 / .853 / .850 / .798 / .679. 0.5 keeps most of both.
+    # The boost alone, LoCoMo forgetting on (one fp32 store), 0 / 0.3 / 0.5 / 1.0 / 2.0: cat 1-4
+    # recall@10 .714 / .730 / .734 / .741 / .743, NDCG@10 .530 / .579 / .589 / .596 / .599;
+    # adversarial questions (which name the wrong person on purpose) recall@10 .872 / .853 / .850 /
+    # .798 / .679. 0.5 keeps most of both.
     speaker_match_boost: float = Field(default=0.5, ge=0.0)
     # A memory that states a time ("yesterday", "last May", "上周六") has its fused relevance
     # multiplied by 1 + this when the query asks when (0 = off; memory_core/text/answer_type.py).
-    # LoCoMo temporal questions, 0 / 0.3 / 0.6 / 1.0: recall@10 .798 / .803 / .812 / .813, NDCG@10
-    # .640 / .672 / .690 / .695; other categories within +-.003.
+    # LoCoMo temporal questions (one fp32 store), 0 / 0.3 / 0.6 / 1.0: recall@10 .798 / .803 /
+    # .812 / .813, NDCG@10 .640 / .672 / .690 / .695; other categories within +-.003.
     when_answer_boost: float = Field(default=0.6, ge=0.0)
     # Relevance is relative to the query's best hit (1.0); importance and recency reorder among
     # comparably relevant memories (measured on LoCoMo/MADial: heavier priors cost recall).

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from memory_core.text.keywords import STOPWORDS
 from memory_core.text.lang import CJK_CLASS
 
 __all__ = ["speaker_label", "query_names_speaker", "name_candidates", "strip_names"]
@@ -68,8 +69,6 @@ def name_candidates(text: str) -> list[str]:
     """Capitalised runs of one to three words in ``text`` that could be a speaker label
     ("What did Mary Ann say?" -> "Mary Ann", "Mary", "Ann"), question words and headings left
     out; at most ``MAX_NAME_CANDIDATES``. Which of them really are speakers is the store's call."""
-    from memory_core.text.keywords import STOPWORDS
-
     found: dict[str, None] = {}
     for match in _CAPITALISED_RUN.finditer(text):
         words = match.group(0).split()
