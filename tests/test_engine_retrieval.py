@@ -286,6 +286,8 @@ def test_the_dense_leg_embeds_a_question_without_the_speakers_it_names(make_sett
         assert dense_text("u1", "Where does Peter swim?") == "Where does Peter swim?"  # u2's speaker only
         assert dense_text("u1", "Did Colleague call?") == "Did Colleague call?"  # in a text, not a label
         assert engine.repo.speakers_present("u1", ["Jo_n", "J_hn", "J%"]) == {"Jo_n"}  # wildcards are literal
+        assert engine.repo.speakers_present("u1", ["Maria", "John", "Maria", "Peter"]) == {"Maria", "John"}
+        assert engine.repo.speakers_present("u1", []) == set()
         engine.expire(ids[0], actor="staff:test")  # John's only line: he is no active speaker any more
         assert dense_text("u1", "What exercises has John done?") == "What exercises has John done?"
     finally:

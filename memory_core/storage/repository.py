@@ -200,20 +200,21 @@ class SqlRepository:
 
     def speakers_present(self, user_id: str, names: Sequence[str]) -> set[str]:
         """Which of ``names`` open at least one of the user's active memories as a transcript
-        label ("Caroline: ..."). One LIMIT 1 probe per name (a query names few people); the
-        name is matched literally (LIKE wildcards escaped)."""
-        found: set[str] = set()
-        with self.session() as s:
-            for name in dict.fromkeys(names):
-                hit = s.scalar(
-                    select(MemoryRow.memory_id)
-                    .where(MemoryRow.user_id == user_id, MemoryRow.status == MemoryStatus.ACTIVE.value,
-                           MemoryRow.content.startswith(f"{name}:", autoescape=True))
-                    .limit(1)
-                )
-                if hit is not None:
-                    found.add(name)
-        return found
+        label ("Caroline: ..."). One UNION ALL of LIMIT 1 probes, one per name (a query names
+        few people); each name is matched literally (LIKE wildcards escaped)."""
+        unique = list(dict.fromkeys(names))
+        if not unique:
+            return set()
+        mine = (MemoryRow.user_id == user_id, MemoryRow.status == MemoryStatus.ACTIVE.value)
+        parts = [
+            select(literal(i, Integer).label("name_index"))
+            .where(*mine, MemoryRow.content.startswith(f"{name}:", autoescape=True))
+            .limit(1).subquery()
+            for i, name in enumerate(unique)
+        ]
+        with self.session() as session:
+            found = session.execute(union_all(*[select(p) for p in parts])).all()
+        return {unique[int(index)] for (index,) in found}
 
     def adjacent_active(self, user_id: str, times: Sequence[datetime],
                         window: timedelta) -> list[tuple[MemoryRecord | None, MemoryRecord | None]]:
