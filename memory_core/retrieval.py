@@ -244,12 +244,10 @@ class RetrievalPipeline:
         vector = context_vector = None
         if options.use_dense:
             t = time.perf_counter()
-            dense_query = strip_names(query, speakers) if speakers else query
-            texts = [dense_query]
+            texts = [strip_names(query, speakers)]
             if context and self.settings.context_dense_turns > 0:
                 recent = [line for line in context.splitlines() if line.strip()][-self.settings.context_dense_turns:]
-                texts.append(strip_names("\n".join(recent + [query]), speakers) if speakers
-                             else "\n".join(recent + [query]))
+                texts.append(strip_names("\n".join(recent + [query]), speakers))
             vectors = self.embedder.embed_queries(texts)
             vector = vectors[0]
             context_vector = vectors[1] if len(texts) > 1 else None
@@ -297,7 +295,7 @@ class RetrievalPipeline:
         so every line by or to John scores alike; the speaker boost keeps the person in the
         ranking. LoCoMo, forgetting on: cat 1-4 recall@10 .738 -> .754, multi-hop recall@20 .520 ->
         .560 (names kept for the keyword leg: stripping them there moved nothing)."""
-        if not (options.use_speaker and options.use_dense and self.settings.speaker_match_boost > 0):
+        if not (self._speaker_boost_on(options) and options.use_dense):
             return frozenset()
         names = name_candidates(query)
         return frozenset(self.repo.speakers_present(user_id, names)) if names else frozenset()
@@ -376,11 +374,14 @@ class RetrievalPipeline:
             ranks.append(c.keyword_rank)
         ranks.append(c.window_rank)
         fused = rrf_sum(ranks, self.settings.rrf_k) + c.neighbour
-        if c.speaker_named and options.use_speaker:
+        if c.speaker_named:  # flags are only set when their option and boost are on
             fused *= 1.0 + self.settings.speaker_match_boost
-        if c.answers_when and options.use_answer_type:
+        if c.answers_when:
             fused *= 1.0 + self.settings.when_answer_boost
         return fused
+
+    def _speaker_boost_on(self, options: RetrievalOptions) -> bool:
+        return options.use_speaker and self.settings.speaker_match_boost > 0
 
     def _mark_answer_matches(self, candidates: list[_Candidate], records: dict[str, MemoryRecord], query: str,
                              options: RetrievalOptions) -> None:
@@ -389,7 +390,7 @@ class RetrievalPipeline:
         by their own lines far more often than by the replies that address them by name), and,
         for a question that asks when, the memories that state a time (memory_core/text/
         speaker.py and answer_type.py)."""
-        speakers = options.use_speaker and self.settings.speaker_match_boost > 0
+        speakers = self._speaker_boost_on(options)
         when = options.use_answer_type and self.settings.when_answer_boost > 0 and asks_when(query)
         for c in candidates:
             content = records[c.memory_id].content

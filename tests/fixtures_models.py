@@ -52,3 +52,20 @@ def fp32_embedder(model_cache_dir: Path) -> Embedder:
 def torch_embedder(model_cache_dir: Path) -> Embedder:
     """The same model on the sentence-transformers (torch) backend, the reference for ONNX."""
     return load_embedder(BUNDLED_EMBEDDING_MODEL, model_cache_dir, backend="torch")
+
+
+class DelegatingEmbedder(Embedder):
+    """The real model behind a wrapper; tests override one method to watch or break it."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.name, self.dim, self.max_tokens = inner.name, inner.dim, inner.max_tokens
+
+    def embed_passages(self, texts):  # type: ignore[no-untyped-def]
+        return self.inner.embed_passages(texts)
+
+    def embed_queries(self, texts):  # type: ignore[no-untyped-def]
+        return self.inner.embed_queries(texts)
+
+    def count_tokens(self, text: str) -> int:
+        return self.inner.count_tokens(text)

@@ -243,23 +243,17 @@ def test_the_dense_leg_embeds_a_question_without_the_speakers_it_names(make_sett
     memories, names that only appear inside text, and switching the speaker boost off leave the
     query as typed."""
     from memory_core import AddItem, RetrievalOptions, open_memory
-    from memory_core.embedding.base import Embedder
     from tests.conftest import fresh_pg_schema
+    from tests.fixtures_models import DelegatingEmbedder
 
-    class Recording(Embedder):
-        def __init__(self, inner: Embedder) -> None:
-            self.inner, self.name, self.dim, self.max_tokens = inner, inner.name, inner.dim, inner.max_tokens
+    class Recording(DelegatingEmbedder):
+        def __init__(self, inner) -> None:  # type: ignore[no-untyped-def]
+            super().__init__(inner)
             self.queries: list[str] = []
-
-        def embed_passages(self, texts):  # type: ignore[no-untyped-def]
-            return self.inner.embed_passages(texts)
 
         def embed_queries(self, texts):  # type: ignore[no-untyped-def]
             self.queries.extend(texts)
             return self.inner.embed_queries(texts)
-
-        def count_tokens(self, text: str) -> int:
-            return self.inner.count_tokens(text)
 
     recording = Recording(embedder)
     overrides = {"database_url": fresh_pg_schema(pg_url)} if sql == "postgres" else {}

@@ -16,14 +16,15 @@ from memory_core.embedding.base import Embedder
 from memory_core.llm.offline import OfflineLLM
 from memory_core.records import AddItem
 from memory_core.types import Analysis
+from tests.fixtures_models import DelegatingEmbedder
 
 
-class _SignallingEmbedder(Embedder):
+class _SignallingEmbedder(DelegatingEmbedder):
     """The real model, announcing when a passage batch starts and on which thread."""
 
     def __init__(self, inner: Embedder, fail: bool = False, fail_on_call: int | None = None) -> None:
-        self.inner, self.fail, self.fail_on_call = inner, fail, fail_on_call
-        self.name, self.dim, self.max_tokens = inner.name, inner.dim, inner.max_tokens
+        super().__init__(inner)
+        self.fail, self.fail_on_call = fail, fail_on_call
         self.started = threading.Event()
         self.threads: list[str] = []
         self.calls: list[list[str]] = []
@@ -38,12 +39,6 @@ class _SignallingEmbedder(Embedder):
         if self.fail or self.fail_on_call == len(self.calls):
             raise RuntimeError("model crashed")
         return self.inner.embed_passages(texts)
-
-    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        return self.inner.embed_queries(texts)
-
-    def count_tokens(self, text: str) -> int:
-        return self.inner.count_tokens(text)
 
 
 class _WaitingLLM(OfflineLLM):

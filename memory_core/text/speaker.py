@@ -49,15 +49,17 @@ def speaker_label(content: str) -> str | None:
 
 
 @lru_cache(maxsize=4096)
-def _label_pattern(label: str) -> re.Pattern[str]:
-    if re.fullmatch(rf"[{CJK_CLASS}]+", label):
-        return re.compile(re.escape(label))  # no word boundaries in Chinese
-    return re.compile(rf"(?<![\w]){re.escape(label)}(?![\w])", re.IGNORECASE)
+def _name_pattern(name: str) -> re.Pattern[str]:
+    """``name`` as a whole word in any case, with its possessive "'s" (one pattern for finding
+    a name in a query and for leaving it out)."""
+    if re.fullmatch(rf"[{CJK_CLASS}]+", name):
+        return re.compile(re.escape(name))  # no word boundaries in Chinese
+    return re.compile(rf"(?<![\w]){re.escape(name)}(?:['’]s)?(?![\w])", re.IGNORECASE)
 
 
 def query_names_speaker(query: str, label: str) -> bool:
     """True when ``query`` names ``label`` as a whole word (any case; "Caroline's" counts)."""
-    return bool(label) and _label_pattern(label).search(query) is not None
+    return bool(label) and _name_pattern(label).search(query) is not None
 
 
 _CAPITALISED_RUN = re.compile(rf"(?<![\w'’.\-]){_NAME_WORD}(?:[ \t]+{_NAME_WORD}){{0,2}}")
@@ -84,8 +86,10 @@ def strip_names(text: str, names: set[str] | frozenset[str]) -> str:
     """``text`` without the given names (and their possessive "'s"); the text itself when
     nothing else would be left. The dense leg embeds a question about a speaker this way:
     "What exercises has John done?" -> "What exercises has done?" (see retrieval)."""
+    if not names:
+        return text
     stripped = text
     for name in sorted(names, key=len, reverse=True):
-        stripped = re.sub(rf"(?<![\w]){re.escape(name)}(?:['’]s)?(?![\w])", " ", stripped, flags=re.IGNORECASE)
+        stripped = _name_pattern(name).sub(" ", stripped)
     stripped = " ".join(stripped.split())
     return stripped if re.search(r"\w", stripped) else text
