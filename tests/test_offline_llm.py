@@ -78,6 +78,45 @@ def test_reactions_to_someone_elses_news_are_not_salient(text: str) -> None:
     assert LLM.analyze(text, NOW).importance <= 3
 
 
+# The same experience told in English and in Chinese is kept as long (written for this test, not
+# taken from a benchmark): English says "very happy" as often with an idiom ("had a great time")
+# as with an adverb, and "happy to see the pandas" is the user's own moment, not a reply.
+PARALLEL = [
+    ("We had a wonderful time at the beach with my cousins", "我和表哥表姐在海边玩得非常开心", 4),
+    ("I had a blast at the concert", "我在演唱会上玩得特别开心", 4),
+    ("We had so much fun at the water park", "我们在水上乐园玩得特别开心", 4),
+    ("I was thrilled to get the concert tickets", "拿到演唱会的票让我非常激动", 4),
+    ("I was so happy to see the pandas at the zoo", "在动物园看到熊猫，我非常开心", 4),
+    ("Tom felt very discouraged after the teacher criticised his essay", "老师批评了Tom的作文，Tom感到非常沮丧", 4),
+    ("I was really annoyed when he kept bragging about his new bike", "他一直炫耀他的新自行车，我感到非常恼火", 4),
+    ("I felt happy painting in art class", "我在美术课上画画，感到开心", 3),
+    ("I felt nervous before the piano recital", "钢琴演奏会之前我感到紧张", 3),
+    ("She felt relieved when the exam was over", "考试结束后她感到如释重负", 3),
+    ("Lisa felt uneasy at the crowded mall", "Lisa在拥挤的商场里感到不安", 3),
+]
+
+
+@pytest.mark.parametrize("english,chinese,importance", PARALLEL, ids=[e for e, _, _ in PARALLEL])
+def test_the_same_experience_rates_the_same_in_english_and_chinese(english: str, chinese: str,
+                                                                      importance: int) -> None:
+    assert (LLM.analyze(english, NOW).importance, LLM.analyze(chinese, NOW).importance) == (importance, importance)
+
+
+@pytest.mark.parametrize("text", ["Sounds like you had a great time!", "You must have had so much fun!",
+                                  "Looks like you guys had a blast", "Nice to see you again!", "很高兴再见到你！",
+                                  "So happy to see you!"])
+def test_replies_about_the_other_persons_time_are_not_strongly_felt(text: str) -> None:
+    """The idioms count for the teller only."""
+    assert LLM.analyze(text, NOW).importance <= 3
+
+
+def test_unsafe_is_not_the_feeling_uneasy() -> None:
+    from memory_core.llm.offline import _EMOTION_RE
+
+    assert _EMOTION_RE.search("这条路晚上不安全") is None
+    assert _EMOTION_RE.search("晚上走这条路我感到不安") is not None
+
+
 MEMORY_TYPES = [
     ("请用中文回答", MemoryType.PROCEDURAL), ("以后回答简短一点", MemoryType.PROCEDURAL),
     ("always answer briefly", MemoryType.PROCEDURAL), ("Please reply in English from now on", MemoryType.PROCEDURAL),

@@ -146,19 +146,32 @@ _EMOTION_WORDS = (
     r"紧张|焦虑|担心|生气|愤怒|委屈|崩溃|后悔|尴尬|失望|心碎|绝望|惊喜|感激|"
     r"happy|glad|joyful|thrilled|excited|proud|grateful|sad|upset|heartbroken|devastated|"
     r"lonely|scared|afraid|terrified|nervous|anxious|worried|angry|furious|frustrated|disappointed|"
-    r"embarrassed|ashamed|overwhelmed|stressed|miserable|ecstatic|overjoyed|delighted|stoked|struggling|peaceful|motivated|motivating|inspired"
+    r"embarrassed|ashamed|overwhelmed|stressed|miserable|ecstatic|overjoyed|delighted|stoked|struggling|peaceful|motivated|motivating|inspired|"
+    # Parity: the English and Chinese names of the same feelings (a zh/en parallel test set).
+    r"恼火|烦躁|嫉妒|吃醋|如释重负|不安(?!全)|discouraged|annoyed|relieved|uneasy|jealous|elated"
 )
 _EMOTION_RE = re.compile(rf"(?:{_EMOTION_WORDS})", _I)
 _INTENSE_EMOTION_RE = re.compile(
     rf"(?:非常|特别|十分|极其|无比|超级|太|好|很|真)(?:的)?(?:{_EMOTION_WORDS})|"
     rf"\b(?:very|so|really|extremely|incredibly|deeply|truly|super|totally)\s+(?:{_EMOTION_WORDS})\b|"
-    r"心碎|崩溃|痛哭|狂喜|\b(?:heartbroken|devastated|terrified|furious|ecstatic|overjoyed)\b",
+    rf"(?:{_EMOTION_WORDS})(?:极了|得不得了|不已)|"
+    r"心碎|崩溃|痛哭|狂喜|欣喜若狂|伤心欲绝|玩得(?:很|非常|特别|超级?)?(?:尽兴|嗨)|"
+    r"\b(?:heartbroken|devastated|terrified|furious|ecstatic|overjoyed|thrilled|elated)\b|\bover the moon\b|"
+    # English says "very happy" as often with an idiom as with an adverb: "had a great time" is
+    # what "玩得非常开心" is translated to, so it counts like its Chinese twin.
+    r"\bhad (?:a|an|such a|the most) (?:\w+ )?(?:great|wonderful|fantastic|amazing|brilliant|lovely|fabulous|"
+    r"awesome|incredible|marvell?ous|terrific|fun) time\b|\bhad (?:a|an|such a) (?:\w+ )?blast\b|"
+    r"\bhad (?:so much|such|a lot of|lots of|tons of|great|loads of) fun\b",
     _I,
 )
 _REACTION_RE = re.compile(
     rf"(?:为|替)(?:你|他|她|你们|他们)(?:感到)?(?:{_EMOTION_WORDS})|听到[^，。,.]{{0,12}}(?:{_EMOTION_WORDS})|"
-    rf"\b(?:{_EMOTION_WORDS}) (?:for|of) (?:you|him|her|them|u|y'all)\b|\b(?:{_EMOTION_WORDS}) to (?:hear|see|know)\b|"
-    rf"\b(?:{_EMOTION_WORDS}) (?:that )?(?:you|u)\b|\bsorry (?:to|for|about)\b|\bcongrat",
+    rf"(?:{_EMOTION_WORDS})[^，。,.！!]{{0,4}}(?:见到|看到|认识)(?:你|您)|(?:见到|看到|认识)(?:你|您)[^，。,.！!]{{0,4}}(?:{_EMOTION_WORDS})|"
+    rf"\b(?:{_EMOTION_WORDS}) (?:for|of) (?:you|him|her|them|u|y'all)\b|\b(?:{_EMOTION_WORDS}) to (?:hear|know)\b|"
+    # "happy to see you / that" answers someone; "happy to see the pandas" is the user's own moment.
+    rf"\b(?:{_EMOTION_WORDS}) to see (?:you|u|that|this|it|how|your|him|her|them|everyone)\b|"
+    rf"\b(?:{_EMOTION_WORDS}) (?:that )?(?:you|u)\b|\bsorry (?:to|for|about)\b|\bcongrat|"
+    r"\b(?:you|u|y'all)(?: guys| all)?(?: must| probably| really| surely)?(?: have|'ve)? had (?:a|an|such|so|the|lots|loads|tons|great)\b",
     _I,
 )
 
