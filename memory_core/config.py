@@ -105,6 +105,9 @@ class Settings(BaseSettings):
     # LoCoMo temporal questions (one fp32 store), 0 / 0.3 / 0.6 / 1.0: recall@10 .798 / .803 /
     # .812 / .813, NDCG@10 .640 / .672 / .690 / .695; other categories within +-.003.
     when_answer_boost: float = Field(default=0.6, ge=0.0)
+    # A time the query names also admits up to this many memories (newest first) whose own words
+    # tell of a time inside it (``memory_core.text.event_time``); 0 turns that off.
+    event_window_ids: int = Field(default=512, ge=0, le=16384)
     # Relevance is relative to the query's best hit (1.0); importance and recency reorder among
     # comparably relevant memories (measured on LoCoMo/MADial: heavier priors cost recall).
     weight_relevance: float = 0.8

@@ -36,6 +36,7 @@ from memory_core.rerank import Reranker
 from memory_core.retrieval import RetrievalOptions, RetrievalPipeline
 from memory_core.storage.repository import SqlRepository, snapshot
 from memory_core.telemetry import Recorder
+from memory_core.text.event_time import event_span
 from memory_core.text.pii import redact
 from memory_core.types import MemoryStatus, MemoryType
 from memory_core.validation import check_importance, check_memory_id, check_user_id, clean_text
@@ -165,8 +166,11 @@ class MemoryEngine:
             text = redact(clean_text(content, self.settings.max_input_chars)).text
             if text != before.content:
                 analysis = self.llm.analyze(text, now)
+                # Its time words still speak from when it was written, not from the edit.
+                event = event_span(text, before.created_at)
                 fields.update(content=text, entities=analysis.entities, summary=analysis.summary,
-                              content_hash=content_hash(self.embedder.name, embed_text(text)))
+                              content_hash=content_hash(self.embedder.name, embed_text(text)),
+                              event_start=event.start if event else None, event_end=event.end if event else None)
         if importance is not None:
             fields["importance"] = check_importance(importance)
             if expires_at is _UNSET:

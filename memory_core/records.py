@@ -37,6 +37,8 @@ class MemoryRecord:
     content_hash: str
     merged_from: list[str] = field(default_factory=list)
     context: str = ""  # the conversation turn it answered; indexed with it, never shown as the memory
+    event_start: datetime | None = None  # when what it tells happened (its own time words), if they say
+    event_end: datetime | None = None
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,7 @@ from memory_core.vectors.base import VectorFilter, VectorStore
 
 log = logging.getLogger(__name__)
 STAGES = ("rewrite", "embed", "search", "rerank", "fetch", "total")
-CACHE_FORMAT = 4  # 2-4: speaker, answer-type and speaker-free dense query changed cached rankings
+CACHE_FORMAT = 5  # 2-5: speaker, answer-type, speaker-free dense query, told time changed cached rankings
 
 
 @dataclass
@@ -80,6 +80,7 @@ class RetrievalOptions:
     use_neighbours: bool = True  # lend score to the memories written just before/after a strong hit
     use_speaker: bool = True  # boost transcript lines whose speaker the query names
     use_answer_type: bool = True  # boost memories that state a time when the query asks "when"
+    use_event_time: bool = True  # a named time window also admits memories that *tell* of that time
     use_cache: bool = True
     record: bool = True
 
@@ -160,6 +161,9 @@ class RetrievalPipeline:
         parsed_range = parse_time_range(query, now)
         time_range = _merge_time(parsed_range, filters.time_range)
         speakers = self._speakers_named(user_id, rewritten, options)
+        window = None
+        if parsed_range is not None:
+            window = self._window_filter(user_id, now, filters, time_range, options)
         timings["rewrite"] = (time.perf_counter() - t) * 1000
 
         notices: list[str] = []
@@ -168,7 +172,6 @@ class RetrievalPipeline:
         # "where did I move from 4 years ago?" about a memory written last month, so the named
         # window boosts what falls inside it (an extra fused leg) instead of hiding the rest.
         flt = self._vector_filter(user_id, now, filters, filters.time_range)
-        window = self._vector_filter(user_id, now, filters, time_range) if parsed_range is not None else None
         try:
             candidates = self._recall(user_id, rewritten, context_text, flt, now, options, timings, window,
                                       speakers)
@@ -227,6 +230,18 @@ class RetrievalPipeline:
             memory_types=tuple(t.value for t in filters.memory_types),
             min_importance=filters.min_importance, created_from=created_from, created_to=created_to,
         )
+
+    def _window_filter(self, user_id: str, now: datetime, filters: SearchFilters, time_range: TimeRange | None,
+                       options: RetrievalOptions) -> VectorFilter:
+        """The time window the query names: memories written inside it, and (``use_event_time``)
+        those whose own words tell of a time inside it ("yesterday ..." written the day after;
+        ``memory_core.text.event_time``). An explicit filter stays a filter on the write time."""
+        window = self._vector_filter(user_id, now, filters, time_range)
+        if not options.use_event_time or filters.time_range is not None or time_range is None:
+            return window
+        told = self.repo.ids_with_event_in(user_id, time_range.start, time_range.end, now,
+                                           limit=self.settings.event_window_ids)
+        return replace(window, or_memory_ids=tuple(told)) if told else window
 
     def _recall(self, user_id: str, query: str, context: str | None, flt: VectorFilter, now: datetime,
                 options: RetrievalOptions, timings: dict[str, float],

@@ -27,6 +27,7 @@ from memory_core.llm.base import LLMProvider
 from memory_core.records import AddItem, AddResult, MemoryRecord
 from memory_core.storage.repository import SqlRepository, snapshot
 from memory_core.text.chunking import chunk_text
+from memory_core.text.event_time import event_span
 from memory_core.text.pii import redact
 from memory_core.text.similarity import bigram_jaccard, normalize_for_compare
 from memory_core.types import Analysis, MemoryStatus
@@ -319,6 +320,7 @@ class WritePipeline:
                     continue
                 analysis = chunk.analysis
                 assert analysis is not None
+                event = event_span(chunk.text, chunk.at)
                 values = dict(
                     memory_id=chunk.memory_id, user_id=chunk.user_id, session_id=chunk.session_id,
                     content=chunk.text, summary=analysis.summary, importance=analysis.importance,
@@ -327,6 +329,7 @@ class WritePipeline:
                     expires_at=expires_at_for(analysis.importance, chunk.at, ttl), expired_at=None,
                     source=chunk.source, access_count=0, last_accessed_at=None, superseded_by=None,
                     merged_from=[], vector_written=False, content_hash=chunk.hash, context=chunk.context or None,
+                    event_start=event.start if event else None, event_end=event.end if event else None,
                 )
                 stored.append((chunk, self.repo.insert(session, values)))
             # One flush for the batch (was one per row, with a read-back: a third of the

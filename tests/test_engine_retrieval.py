@@ -286,3 +286,54 @@ def test_the_dense_leg_embeds_a_question_without_the_speakers_it_names(make_sett
         assert dense_text("u1", "What exercises has John done?") == "What exercises has John done?"
     finally:
         engine.close()
+
+
+@pytest.mark.parametrize("sql", ["sqlite", "postgres"])
+def test_a_named_day_finds_the_memory_that_tells_of_it_written_later(make_engine, sql: str) -> None:
+    """"Yesterday I met artists in Boston", written on 4 October, is about 3 October: a question
+    about 3 October finds it although it was written outside that day, the edit of its text keeps
+    reading "yesterday" as of the write, and an explicit time filter stays one on the write time."""
+    from memory_core import AddItem, RetrievalOptions
+
+    now = datetime(2023, 10, 20, 12, tzinfo=timezone.utc)
+    oct3 = datetime(2023, 10, 3, 9, tzinfo=timezone.utc)
+    engine = make_engine(sql=sql, clock=FixedClock(now))
+    written = [
+        ("Yesterday I met some incredible artists in Boston and we talked about working together", oct3 + timedelta(days=1)),
+        ("I love walking around Chicago in the summer, such a great city", oct3 - timedelta(days=40)),
+        ("Cleaned the whole apartment and did three loads of laundry", oct3),
+        ("Watched a long documentary about deep sea creatures", oct3 + timedelta(hours=2)),
+        ("Denver was lovely, the mountains around the city are stunning", oct3 + timedelta(days=9)),
+    ]
+    ids = [r.memory_ids[0] for r in engine.add_many([AddItem("u1", t, at=at) for t, at in written])]
+    boston = ids[0]
+    record = engine.get(boston)
+    assert (record.event_start, record.event_end) == (datetime(2023, 10, 3, tzinfo=timezone.utc),
+                                                       datetime(2023, 10, 4, tzinfo=timezone.utc))
+    assert engine.get(ids[1]).event_start is None  # no time words, no told time
+
+    def ranked(query: str, **options: bool) -> list[str]:
+        response = engine.search("u1", query, top_k=5, options=RetrievalOptions(use_cache=False, record=False,
+                                                                                  **options))
+        return [r.memory_id for r in response.results]
+
+    question = "Which city was I in on October 3?"
+    plain = ranked(question, use_event_time=False)
+    assert plain[0] != boston, "without the told time the day's own entries lead (else this proves nothing)"
+    assert ranked(question)[0] == boston
+    other_user = engine.add("u2", "Yesterday I was in Boston for the marathon", at=oct3 + timedelta(days=1))
+    assert other_user.memory_ids[0] not in ranked(question)
+    engine.settings.event_window_ids = 0  # EVENT_WINDOW_IDS=0 switches it off
+    assert ranked(question) == plain
+    engine.settings.event_window_ids = 512
+    hard = SearchFilters(time_range=TimeRange(start=datetime(2023, 10, 3, tzinfo=timezone.utc),
+                                              end=datetime(2023, 10, 4, tzinfo=timezone.utc)))
+    in_filter = engine.search("u1", "Which city was I in?", filters=hard).results
+    assert boston not in [r.memory_id for r in in_filter]
+
+    engine.clock.set(now + timedelta(days=100))  # an edit months later reads "two days ago" as of the write
+    edited = engine.update(boston, actor="staff:dana", content="Two days ago I met artists in Boston")
+    assert (edited.event_start, edited.event_end) == (datetime(2023, 10, 2, tzinfo=timezone.utc),
+                                                       datetime(2023, 10, 3, tzinfo=timezone.utc))
+    cleared = engine.update(boston, actor="staff:dana", content="I met artists in Boston")
+    assert cleared.event_start is None and cleared.event_end is None

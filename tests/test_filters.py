@@ -108,6 +108,23 @@ def test_full_filter_shape() -> None:
     )
 
 
+def test_told_time_ids_are_ored_with_the_created_clauses_only() -> None:
+    """Memories whose own words tell of the window's time enter it whatever their write time;
+    the user, expiry and type clauses still hold for them."""
+    flt = VectorFilter(user_id="u1", now=50, memory_types=("episodic",), created_from=100, created_to=200,
+                       or_memory_ids=("m-1", "m-2"))
+    assert build_filter(flt) == (
+        'user_id == "u1" and (expires_at == 0 or expires_at > 50) and memory_type in ["episodic"]'
+        ' and ((created_at >= 100 and created_at < 200) or memory_id in ["m-1", "m-2"])'
+    )
+    # Without a created clause there is nothing to widen; the ids are still checked.
+    assert build_filter(VectorFilter(user_id="u1", or_memory_ids=("m-1",))) == 'user_id == "u1"'
+    with pytest.raises(ValidationError):
+        build_filter(VectorFilter(user_id="u1", or_memory_ids=('m" or 1==1 or memory_id == "',)))
+    with pytest.raises(ValidationError):
+        build_filter(VectorFilter(user_id="u1", created_to=5, or_memory_ids="m1"))  # type: ignore[arg-type]
+
+
 def test_numpy_ints_are_accepted_as_ints() -> None:
     expr = build_filter(VectorFilter(user_id="u", now=np.int64(5), min_importance=np.int32(4)))
     assert expr == 'user_id == "u" and (expires_at == 0 or expires_at > 5) and importance >= 4'

@@ -172,3 +172,28 @@ def test_weekly_job_merges_big_users_only_and_runs_once_at_a_time(engine: Memory
     assert len(engine.get(merged.memory_id).merged_from) == 2
     assert sorted(tennis(small)) == ["I play tennis every Saturday",
                                      "I play tennis every Saturday morning with my neighbour"]
+
+
+def test_a_merged_memory_spans_the_told_times_of_its_originals(engine: MemoryEngine) -> None:
+    """Each original's time words were read as of its own write; the merged text cannot be
+    re-read that way, so the merged memory spans its originals' told times."""
+    from memory_core.maintenance.merge import MergePlan
+
+    user = f"t-{uuid.uuid4().hex[:8]}"
+    first = _add(engine, user, "Yesterday I ran 5 km along the river", T0 + timedelta(days=1))
+    second = _add(engine, user, "Two days ago I swam 20 laps at the city pool", T0 + timedelta(days=6))
+    plain = _add(engine, user, "I like running by the river", T0 + timedelta(days=7))
+    day = datetime(T0.year, T0.month, T0.day, tzinfo=timezone.utc)
+    assert engine.get(first).event_start == day
+    assert engine.get(second).event_end == day + timedelta(days=5)
+    engine.clock.set(T0 + timedelta(days=20))
+    texts = tuple(engine.get(m).content for m in (first, second))
+    merged = engine.get(apply_merge(engine, MergePlan(user, (first, second), texts,
+                                                      "I ran along the river and swam laps at the pool"),
+                                    actor="staff:dana"))
+    assert (merged.event_start, merged.event_end) == (day, day + timedelta(days=5))
+    untimed = engine.get(apply_merge(engine, MergePlan(user, (merged.memory_id, plain),
+                                                       (merged.content, engine.get(plain).content),
+                                                       "I run by the river and swim at the pool"),
+                                     actor="staff:dana"))
+    assert (untimed.event_start, untimed.event_end) == (day, day + timedelta(days=5))

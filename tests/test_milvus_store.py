@@ -201,6 +201,10 @@ def test_type_importance_time_and_id_filters(store: MilvusVectorStore) -> None:
     assert ids(created_from=250) == {"c", "d"}
     assert ids(memory_ids=(f"{p}-a", f"{p}-d", "missing")) == {"a", "d"}
     assert ids(memory_types=("declarative",), min_importance=3, created_to=1000) == {"b"}
+    # told-time ids widen the write-time window only; the other clauses still bind them
+    assert ids(created_from=200, created_to=300, or_memory_ids=(f"{p}-d", "missing")) == {"b", "d"}
+    assert ids(created_from=200, created_to=300, min_importance=3, or_memory_ids=(f"{p}-d",)) == {"b"}
+    assert ids(or_memory_ids=(f"{p}-a",)) == {"a", "b", "c", "d"}
     store.delete_user(user)
 
 
@@ -557,6 +561,8 @@ def test_cached_dense_search_equals_milvus_under_every_filter(sharded: MilvusVec
             VectorFilter(user_id=user, now=1_500, memory_types=("episodic", "procedural")),
             VectorFilter(user_id=user, min_importance=4, created_from=1_010, created_to=1_050),
             VectorFilter(user_id=user, memory_ids=tuple(ids[::7])),
+            VectorFilter(user_id=user, created_from=1_020, created_to=1_030, or_memory_ids=tuple(ids[::9])),
+            VectorFilter(user_id=user, now=1_500, created_to=1_010, or_memory_ids=tuple(ids[40:44])),
             VectorFilter(user_id=user, created_to=1_000),  # nothing
         ]
         for flt in filters:

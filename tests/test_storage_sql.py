@@ -63,16 +63,30 @@ def test_a_database_at_version_1_is_upgraded_in_place(sql_url: str) -> None:
             version=1, name="initial", applied_at=datetime.now(timezone.utc)))
         conn.execute(text("DROP INDEX IF EXISTS ix_memories_user_status_created"))  # as version 1 left it
         conn.execute(text("ALTER TABLE memories DROP COLUMN context"))
+        conn.execute(text("ALTER TABLE memories DROP COLUMN event_start"))
+        conn.execute(text("ALTER TABLE memories DROP COLUMN event_end"))
         conn.execute(text("INSERT INTO memories (memory_id, user_id, content, summary, importance, memory_type, "
                           "entities, metadata, status, created_at, updated_at, source, access_count, merged_from, "
                           "vector_written, content_hash) VALUES ('m-old', 'u1', 'kept', '', 3, 'declarative', '[]', "
                           "'{}', 'active', '2024-01-01 00:00:00', '2024-01-01 00:00:00', '[]', 0, '[]', false, 'h')"))
+        conn.execute(text("INSERT INTO memories (memory_id, user_id, content, summary, importance, memory_type, "
+                          "entities, metadata, status, created_at, updated_at, source, access_count, merged_from, "
+                          "vector_written, content_hash) VALUES ('m-told', 'u1', 'Yesterday I flew to Boston', '', 3, "
+                          "'episodic', '[]', '{}', 'active', '2024-01-05 10:00:00', '2024-01-05 10:00:00', '[]', 0, "
+                          "'[]', false, 'h2')"))
     assert current_version(engine) == 1
     assert migrate(engine) == [m[0] for m in ALL[1:]]
     assert "ix_memories_user_status_created" in {i["name"] for i in inspect(engine).get_indexes("memories")}
     assert "context" in {c["name"] for c in inspect(engine).get_columns("memories")}
     old = SqlRepository(engine).get("m-old")
     assert old is not None and old.content == "kept" and old.context == ""
+    # Migration 4 filled in the told time of existing rows, read as of when each was written.
+    assert old.event_start is None and old.event_end is None
+    told = SqlRepository(engine).get("m-told")
+    assert told is not None
+    assert (told.event_start, told.event_end) == (datetime(2024, 1, 4, tzinfo=timezone.utc),
+                                                  datetime(2024, 1, 5, tzinfo=timezone.utc))
+    assert "ix_memories_user_event" in {i["name"] for i in inspect(engine).get_indexes("memories")}
 
 
 def test_migrations_from_several_processes_at_once(sql_url: str) -> None:
@@ -137,3 +151,40 @@ def test_set_vector_written_marks_only_rows_whose_hash_still_matches(sql_url: st
     assert pending == edited
     repo.set_vector_written(sorted(edited), True)  # without hashes: unconditional
     assert repo.pending_vectors(limit=5000) == []
+
+
+def test_ids_with_event_in_matches_the_told_time_of_one_users_live_memories(sql_url: str) -> None:
+    """Overlap with the window (half-open), newest first, bounded; never another user's row, an
+    expired or superseded one, one without a told time or one written after ``now``."""
+    engine = create_sql_engine(sql_url)
+    migrate(engine)
+    repo = SqlRepository(engine)
+    day = datetime(2023, 10, 3, tzinfo=timezone.utc)
+
+    def told(memory_id: str, start_days: int, span_days: int, written_days: int, **changes: object) -> dict:
+        row = _row(memory_id, f"h-{memory_id}") | dict(
+            created_at=day + timedelta(days=written_days), updated_at=day + timedelta(days=written_days),
+            event_start=day + timedelta(days=start_days), event_end=day + timedelta(days=start_days + span_days))
+        return row | changes
+
+    now = day + timedelta(days=30)
+    rows = [
+        told("yesterday", 0, 1, 1),  # "yesterday ..." written on 4 Oct
+        told("last-week", -5, 7, 3),
+        told("before", -2, 2, 0),  # ends exactly where the window starts: outside
+        told("after", 1, 3, 4),  # starts exactly where it ends: outside
+        told("other-user", 0, 1, 1, user_id="u2"),
+        told("expired", 0, 1, 1, expires_at=day + timedelta(days=10)),
+        told("superseded", 0, 1, 1, status="superseded"),
+        told("future", 0, 1, 40),
+        _row("no-time", "h-nt") | dict(created_at=day, updated_at=day),
+    ]
+    with repo.session() as session:
+        for row in rows:
+            repo.insert(session, row)
+    window_start, window_end = day, day + timedelta(days=1)
+    assert repo.ids_with_event_in("u1", window_start, window_end, now) == ["last-week", "yesterday"]
+    assert repo.ids_with_event_in("u1", window_start, window_end, now, limit=1) == ["last-week"]
+    assert repo.ids_with_event_in("u1", None, window_end, now) == ["last-week", "yesterday", "before"]
+    assert repo.ids_with_event_in("u2", window_start, window_end, now) == ["other-user"]
+    assert repo.ids_with_event_in("u1' OR '1'='1", window_start, window_end, now) == []

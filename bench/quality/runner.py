@@ -16,7 +16,7 @@ from memory_core.embedding.base import Embedder
 
 # METHOD -> options. Baselines are the product pipeline with parts switched off.
 _BASELINE = dict(use_core=False, use_score_terms=False, use_neighbours=False, use_speaker=False,
-                 use_answer_type=False, use_cache=False, record=False)
+                 use_answer_type=False, use_event_time=False, use_cache=False, record=False)
 METHODS: dict[str, RetrievalOptions] = {
     "full": RetrievalOptions(use_cache=False, record=False),
     "bm25": RetrievalOptions(use_dense=False, use_keyword=True, **_BASELINE),

@@ -204,6 +204,10 @@ def apply_merge(engine: "MemoryEngine", plan: MergePlan, actor: str) -> str:
     sessions = {r.session_id for r in originals}
     expiries = [r.expires_at for r in originals]
     accessed = [r.last_accessed_at for r in originals if r.last_accessed_at is not None]
+    # The merged text's time words were written at different times; its originals' spans were
+    # each read at their own, so the merged memory spans them all.
+    starts = [r.event_start for r in originals if r.event_start is not None]
+    ends = [r.event_end for r in originals if r.event_end is not None]
     new_id = uuid.uuid4().hex
     values = dict(
         memory_id=new_id, user_id=plan.user_id, session_id=next(iter(sessions)) if len(sessions) == 1 else None,
@@ -215,6 +219,7 @@ def apply_merge(engine: "MemoryEngine", plan: MergePlan, actor: str) -> str:
         access_count=sum(r.access_count for r in originals), last_accessed_at=max(accessed) if accessed else None,
         superseded_by=None, merged_from=[r.memory_id for r in originals], vector_written=False,
         content_hash=content_hash(engine.embedder.name, embed_text(text)),
+        event_start=min(starts) if starts else None, event_end=max(ends) if ends else None,
     )
     with engine.repo.session() as session:
         changed = session.execute(

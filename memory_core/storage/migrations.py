@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterator
 
-from sqlalchemy import Connection, Engine, inspect, select
+from sqlalchemy import Connection, Engine, inspect, select, update
 
 from memory_core.storage import schema
 
@@ -47,10 +47,47 @@ def _m0003_memory_context(conn: Connection) -> None:
         conn.exec_driver_sql("ALTER TABLE memories ADD COLUMN context TEXT")
 
 
+def _m0004_memory_event_time(conn: Connection) -> None:
+    """``memories.event_start`` / ``event_end``: when what a memory tells happened (its own time
+    words read as of its write time), so a question about "October 3" finds "yesterday ..."
+    written on October 4. Existing rows are filled in here, in batches (the parser runs on each
+    memory once: about 2 minutes per million memories)."""
+    columns = {c["name"] for c in inspect(conn).get_columns("memories")}
+    for name in ("event_start", "event_end"):
+        if name not in columns:
+            type_sql = "TIMESTAMP WITHOUT TIME ZONE" if conn.dialect.name == "postgresql" else "DATETIME"
+            conn.exec_driver_sql(f"ALTER TABLE memories ADD COLUMN {name} {type_sql}")
+    conn.exec_driver_sql(
+        "CREATE INDEX IF NOT EXISTS ix_memories_user_event ON memories (user_id, event_start, event_end)")
+    _backfill_event_time(conn)
+
+
+def _backfill_event_time(conn: Connection, batch: int = 2000) -> None:
+    from memory_core.text.event_time import event_span  # the parser, not the schema, is what evolves
+
+    table = schema.MemoryRow.__table__
+    after = ""
+    while True:
+        rows = conn.execute(
+            select(table.c.memory_id, table.c.content, table.c.created_at)
+            .where(table.c.memory_id > after, table.c.event_start.is_(None))
+            .order_by(table.c.memory_id).limit(batch)
+        ).all()
+        if not rows:
+            return
+        for memory_id, content, created_at in rows:
+            span = event_span(content or "", created_at) if created_at is not None else None
+            if span is not None:
+                conn.execute(update(table).where(table.c.memory_id == memory_id)
+                             .values(event_start=span.start, event_end=span.end))
+        after = rows[-1][0]
+
+
 MIGRATIONS: list[Migration] = [
     (1, "initial", _m0001_initial),
     (2, "user timeline index", _m0002_user_timeline_index),
     (3, "memory context", _m0003_memory_context),
+    (4, "memory event time", _m0004_memory_event_time),
 ]
 
 

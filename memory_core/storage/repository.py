@@ -65,6 +65,8 @@ def to_record(row: MemoryRow) -> MemoryRecord:
         content_hash=row.content_hash,
         merged_from=list(row.merged_from or []),
         context=row.context or "",
+        event_start=row.event_start,
+        event_end=row.event_end,
     )
 
 
@@ -196,6 +198,27 @@ class SqlRepository:
                 .order_by(MemoryRow.created_at.desc())
                 .limit(limit)
             )
+            return list(rows)
+
+    def ids_with_event_in(self, user_id: str, start: datetime | None, end: datetime | None, now: datetime,
+                          limit: int = 512) -> list[str]:
+        """The user's active, unexpired memories whose told time (``event_start`` / ``event_end``)
+        meets ``[start, end)``, written no later than ``now``; newest first, at most ``limit``.
+        Retrieval's time-window legs admit them beside what was written inside the window."""
+        conditions = [
+            MemoryRow.user_id == user_id,
+            MemoryRow.status == MemoryStatus.ACTIVE.value,
+            MemoryRow.event_start.is_not(None),
+            MemoryRow.created_at <= now,
+            or_(MemoryRow.expires_at.is_(None), MemoryRow.expires_at > now),
+        ]
+        if end is not None:
+            conditions.append(MemoryRow.event_start < end)
+        if start is not None:
+            conditions.append(MemoryRow.event_end > start)
+        with self.session() as s:
+            rows = s.scalars(select(MemoryRow.memory_id).where(*conditions)
+                             .order_by(MemoryRow.created_at.desc(), MemoryRow.memory_id).limit(limit))
             return list(rows)
 
     def speakers_present(self, user_id: str, names: Sequence[str]) -> set[str]:

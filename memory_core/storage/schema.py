@@ -67,6 +67,11 @@ class MemoryRow(Base):
     content_hash: Mapped[str] = mapped_column(String(64))
     # The conversation turn this memory answered (migration 3); part of its retrieval key only.
     context: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # When what it tells happened, from its own time words read as of created_at (migration 4;
+    # ``memory_core.text.event_time``): "yesterday" written on 4 Oct is [3 Oct, 4 Oct). None
+    # when its words name no time.
+    event_start: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    event_end: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
 
     __table_args__ = (
         Index("ix_memories_user_status", "user_id", "status"),

@@ -36,6 +36,9 @@ class VectorFilter:
     created_from: int | None = None  # epoch seconds, inclusive
     created_to: int | None = None  # epoch seconds, exclusive
     memory_ids: tuple[str, ...] = ()  # restrict to these ids (e.g. the user's core memories)
+    # Admitted whatever their created_at (ORed with the created_from / created_to clauses only;
+    # every other clause still applies): memories whose *told* time falls in a time window.
+    or_memory_ids: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -97,7 +97,8 @@ def build_filter(flt: VectorFilter) -> str:
 
     The user clause always comes first and is always present: a search can never cross
     users. Expiry keeps rows with ``expires_at == 0`` (never) or ``expires_at > now``.
-    ``created_from`` is inclusive and ``created_to`` exclusive, matching ``TimeRange``.
+    ``created_from`` is inclusive and ``created_to`` exclusive, matching ``TimeRange``;
+    ``or_memory_ids`` are admitted outside those two clauses only (all others still apply).
     """
     if not isinstance(flt, VectorFilter):
         raise ValidationError("filter must be a VectorFilter")
@@ -112,10 +113,16 @@ def build_filter(flt: VectorFilter) -> str:
         clauses.append("memory_type in [" + ", ".join(quote_string(t) for t in types) + "]")
     if flt.min_importance is not None:
         clauses.append(f"importance >= {checked_int(flt.min_importance, 'min_importance')}")
+    created: list[str] = []
     if flt.created_from is not None:
-        clauses.append(f"created_at >= {checked_int(flt.created_from, 'created_from')}")
+        created.append(f"created_at >= {checked_int(flt.created_from, 'created_from')}")
     if flt.created_to is not None:
-        clauses.append(f"created_at < {checked_int(flt.created_to, 'created_to')}")
+        created.append(f"created_at < {checked_int(flt.created_to, 'created_to')}")
+    told = _id_list(flt.or_memory_ids, "memory_id") if flt.or_memory_ids else ""  # validated either way
+    if created and told:
+        clauses.append(f"(({' and '.join(created)}) or memory_id in {told})")
+    else:
+        clauses.extend(created)
     if flt.memory_ids:
         clauses.append(f"memory_id in {_id_list(flt.memory_ids, 'memory_id')}")
     return " and ".join(clauses)

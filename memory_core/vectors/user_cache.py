@@ -88,10 +88,15 @@ class UserVectors:
             mask &= np.isin(self.memory_type, [str(getattr(t, "value", t)) for t in flt.memory_types])
         if flt.min_importance is not None:
             mask &= self.importance >= int(flt.min_importance)
+        created = np.ones(self.rows, dtype=bool)
         if flt.created_from is not None:
-            mask &= self.created_at >= int(flt.created_from)
+            created &= self.created_at >= int(flt.created_from)
         if flt.created_to is not None:
-            mask &= self.created_at < int(flt.created_to)
+            created &= self.created_at < int(flt.created_to)
+        if flt.or_memory_ids and (flt.created_from is not None or flt.created_to is not None):
+            told = set(flt.or_memory_ids)
+            created |= np.fromiter((i in told for i in self.ids), dtype=bool, count=self.rows)
+        mask &= created
         if flt.memory_ids:  # a set lookup: np.isin on object arrays sorts both sides
             wanted = set(flt.memory_ids)
             mask &= np.fromiter((i in wanted for i in self.ids), dtype=bool, count=self.rows)
