@@ -218,7 +218,7 @@ class WritePipeline:
         pending (stored, vector not written). ``vectors`` is the stage's embedding, computed on the
         worker while this runs."""
         for chunk in chunks:
-            chunk.analysis = self.llm.analyze(chunk.text, chunk.at)
+            chunk.analysis = self.llm.analyze(chunk.text, chunk.at, chunk.context or None)
             chunk.hash = content_hash(self.embedder.name, embed_text(chunk.text))
         for chunk, vector in zip(chunks, vectors.result()):
             chunk.vector = vector

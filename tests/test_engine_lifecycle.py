@@ -66,8 +66,8 @@ def test_a_repeat_within_one_batch_that_raises_importance_reaches_the_vector_ind
         """Rates a statement 2 the first day and 5 from the next day on (what an LLM might do
         with a fact the user keeps repeating)."""
 
-        def analyze(self, text: str, now: datetime) -> Analysis:
-            base = super().analyze(text, now)
+        def analyze(self, text: str, now: datetime, context: str | None = None) -> Analysis:
+            base = super().analyze(text, now, context)
             return Analysis(importance=2 if now < T0 + timedelta(hours=12) else 5, memory_type=base.memory_type,
                             entities=base.entities, summary=base.summary)
 

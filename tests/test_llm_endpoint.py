@@ -71,3 +71,17 @@ def test_failures_fall_back_to_offline(make_engine, fake: FakeOpenAI) -> None:
     fake.script = [{"status": 503}]
     mid = engine.add("u1", "My blood type is O negative").memory_ids[0]
     assert engine.get(mid).vector_written
+
+
+def test_the_answered_turn_reaches_the_endpoint_and_the_offline_fallback(make_engine, fake: FakeOpenAI) -> None:
+    """"Yes, peanuts" is an allergy only next to "Any food allergies?": both analysers see it."""
+    engine = make_engine(openai_base_url=fake.base_url, openai_api_key="sk-test", llm_model="scripted-1",
+                         llm_timeout_s=1, llm_max_retries=0)
+    fake.script = [{"text": json.dumps({"importance": 5, "memory_type": "declarative", "entities": ["peanuts"],
+                                        "summary": "allergic to peanuts"})}]
+    engine.add("u1", "Yes, peanuts.", context="Do you have any food allergies?")
+    sent = fake.requests[-1]["messages"][1]["content"]
+    assert sent == "(In reply to: Do you have any food allergies?)\nYes, peanuts."
+    fake.script = [{"status": 503}]
+    mid = engine.add("u1", "Yes, shellfish.", context="Any other food allergies?").memory_ids[0]
+    assert engine.get(mid).importance == 5 and engine.get(mid).expires_at is None  # offline, with the question

@@ -381,3 +381,25 @@ def test_a_model_provider_and_its_fallback_may_always_contradict() -> None:
     model = OpenAICompatibleLLM("http://127.0.0.1:9/v1", "", "any-model")  # never called here
     assert model.may_contradict("lol that movie was boring") is True
     assert FallbackLLM(model, LLM).may_contradict("lol that movie was boring") is True
+
+
+@pytest.mark.parametrize("context,text,importance", [
+    ("Do you have any food allergies?", "Yes, peanuts.", 5),
+    ("你有什么忌口吗？", "香菜", 4),
+    ("Nice! What's your favorite pizza?", "Pepperoni of course!", 3),
+    ("How are you?", "Good, thanks", 2),  # the question names nothing worth keeping
+    ("Do you have any food allergies?", "Thanks!", 1),  # small talk stays small talk
+    ("I'm allergic to cats.", "Oh no, that's tough", 2),  # not a question: the other's fact is not the user's
+    ("", "Yes, peanuts.", 2),
+])
+def test_a_reply_is_rated_with_the_question_it_answered(context: str, text: str, importance: int) -> None:
+    assert LLM.analyze(text, NOW, context).importance == importance
+    assert LLM.analyze(text, NOW).importance <= importance
+
+
+def test_asked_question_is_the_last_sentence_only_when_it_is_a_question() -> None:
+    from memory_core.llm.offline import asked_question
+
+    assert asked_question("That's great, Caroline! What did you research?") == "What did you research?"
+    assert asked_question("真棒！你养了什么宠物？ ") == "你养了什么宠物？"
+    assert asked_question("I went hiking.") == "" and asked_question("") == ""

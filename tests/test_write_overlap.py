@@ -50,9 +50,9 @@ class _WaitingLLM(OfflineLLM):
         self.embedding_started = embedding_started
         self.saw_embedding: list[bool] = []
 
-    def analyze(self, text: str, now: datetime) -> Analysis:
+    def analyze(self, text: str, now: datetime, context: str | None = None) -> Analysis:
         self.saw_embedding.append(self.embedding_started.wait(timeout=10))
-        return super().analyze(text, now)
+        return super().analyze(text, now, context)
 
 
 TEXTS = ["I am allergic to mango", "我每天早上喝一杯黑咖啡", "My sister Anna lives in Lisbon"]

@@ -43,8 +43,10 @@ class LLMProvider(ABC):
     offline: bool
 
     @abstractmethod
-    def analyze(self, text: str, now: datetime) -> Analysis:
-        """Importance 1-5, memory type, entities and a one-line summary of ``text``."""
+    def analyze(self, text: str, now: datetime, context: str | None = None) -> Analysis:
+        """Importance 1-5, memory type, entities and a one-line summary of ``text``. ``context`` is
+        the turn ``text`` answered, if known: "Yes, peanuts" after "Any food allergies?" is an
+        allergy, and must be kept like one."""
 
     @abstractmethod
     def rewrite_query(self, query: str, now: datetime) -> str:

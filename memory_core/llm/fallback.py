@@ -37,8 +37,9 @@ class FallbackLLM(LLMProvider):
             self._note_failure(job, exc)
             return offline()
 
-    def analyze(self, text: str, now: datetime) -> Analysis:
-        return self._call("analyze", lambda: self.primary.analyze(text, now), lambda: self.fallback.analyze(text, now))
+    def analyze(self, text: str, now: datetime, context: str | None = None) -> Analysis:
+        return self._call("analyze", lambda: self.primary.analyze(text, now, context),
+                          lambda: self.fallback.analyze(text, now, context))
 
     def rewrite_query(self, query: str, now: datetime) -> str:
         return self._call("rewrite_query", lambda: self.primary.rewrite_query(query, now),

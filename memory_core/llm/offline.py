@@ -246,6 +246,19 @@ def importance_of(text: str, now: datetime) -> int:
     return 2
 
 
+_QUESTION_END = re.compile(r"[?？]\s*$")
+
+
+def asked_question(context: str) -> str:
+    """The question that ``context`` ends with ("Cool! What's your favourite pizza?" -> its last
+    sentence), or "" when it ends with none: only a question makes a reply's few words a fact."""
+    text = context.strip()
+    if not text or not _QUESTION_END.search(text):
+        return ""
+    sentences = split_sentences(text)
+    return sentences[-1].strip() if sentences else text
+
+
 def memory_type_of(text: str, now: datetime) -> MemoryType:
     """Health > procedural > slot facts > episodic > declarative (see the module docstring)."""
     if _SAFETY_RE.search(text):
@@ -841,11 +854,17 @@ class OfflineLLM(LLMProvider):
     name = "offline (rule-based)"
     offline = True
 
-    def analyze(self, text: str, now: datetime) -> Analysis:
+    def analyze(self, text: str, now: datetime, context: str | None = None) -> Analysis:
         clean = text.strip()
+        importance, memory_type = importance_of(clean, now), memory_type_of(clean, now)
+        question = asked_question(context or "")
+        if question and importance > 1:  # "Thanks!" stays small talk whatever it answered
+            answered = f"{question} {clean}"
+            if (with_question := importance_of(answered, now)) > importance:
+                importance, memory_type = with_question, memory_type_of(answered, now)
         return Analysis(
-            importance=importance_of(clean, now),
-            memory_type=memory_type_of(clean, now),
+            importance=importance,
+            memory_type=memory_type,
             entities=extract_entities(clean),
             summary=summarize(clean),
         )

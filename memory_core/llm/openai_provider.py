@@ -26,7 +26,10 @@ Return only a JSON object: {{"importance": 1-5, "memory_type": "declarative"|"ep
 "entities": [up to 12 short strings], "summary": "one short sentence in the message's language"}}.
 Importance: 5 health/allergies/safety; 4 addresses, contacts, family, work, firm preferences;
 3 plans, dated events, hobbies; 2 mild opinions; 1 greetings and small talk.
-declarative = stable facts; episodic = events in time; procedural = how the user wants things done."""
+declarative = stable facts; episodic = events in time; procedural = how the user wants things done.
+If the message starts with "(In reply to: ...)", that is the question it answered: label the
+answer with it in mind ("Yes, peanuts" to "Any food allergies?" is an allergy), but take the
+entities and the summary from the answer itself."""
 
 REWRITE_PROMPT = """Rewrite the user's message into a standalone search query for their long-term memories.
 Today is {today}. Turn relative dates into absolute dates (YYYY-MM-DD or YYYY-MM). Keep the language.
@@ -126,8 +129,9 @@ class OpenAICompatibleLLM(LLMProvider):
             raise LLMResponseError("the endpoint returned no choices")
         return response.choices[0].message.content or ""
 
-    def analyze(self, text: str, now: datetime) -> Analysis:
-        answer = self._complete(ANALYZE_PROMPT.format(today=now.date().isoformat()), text)
+    def analyze(self, text: str, now: datetime, context: str | None = None) -> Analysis:
+        message = f"(In reply to: {context.strip()})\n{text}" if context and context.strip() else text
+        answer = self._complete(ANALYZE_PROMPT.format(today=now.date().isoformat()), message)
         return validate_analysis(parse_json_object(answer))
 
     def rewrite_query(self, query: str, now: datetime) -> str:
