@@ -50,7 +50,7 @@ from memory_core.vectors.base import VectorFilter, VectorStore
 
 log = logging.getLogger(__name__)
 STAGES = ("rewrite", "embed", "search", "rerank", "fetch", "total")
-CACHE_FORMAT = 6  # 2-6: speaker, answer-type, speaker-free dense query, told time, window legs changed rankings
+CACHE_FORMAT = 7  # 2-7: speaker, answer-type, speaker-free dense query, told time, window legs; dated context lines
 
 
 @dataclass
@@ -63,7 +63,7 @@ class _Candidate:
     context_rank: int | None = None  # dense leg on the query read with the recent conversation
     # Ranks inside the time window the query names: a dense and a keyword leg, like the main recall
     # (fused as one leg, their best rank, the window counted half as much: LoCoMo temporal recall@5
-    # .780 -> .789, cat 1-4 recall@10 .758 -> .761).
+    # .780 -> .786, cat 1-4 recall@10 .758 -> .761).
     window_dense_rank: int | None = None
     window_keyword_rank: int | None = None
     neighbour: float = 0.0  # fused score lent by an adjacent memory of the same conversation

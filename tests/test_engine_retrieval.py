@@ -352,3 +352,16 @@ def test_the_time_windows_dense_and_keyword_searches_weigh_like_the_main_ones(ma
     by_words = relevance(_Candidate("m", dense_rank=0, keyword_rank=0), options)
     assert in_window == pytest.approx(by_words) and in_window == pytest.approx(2 / (engine.settings.rrf_k + 1))
     assert relevance(_Candidate("d", window_dense_rank=0), options) == pytest.approx(in_window / 2)
+
+
+def test_the_context_block_dates_relative_words_as_of_each_memory(make_engine) -> None:
+    """The prompt must not leave the model a "yesterday" to date: it is resolved against the
+    memory's own date, in either language, while the line keeps that date in front."""
+    engine = make_engine(clock=FixedClock(NOW))
+    engine.add("u1", "Yesterday I met some incredible artists in Boston",
+               at=datetime(2023, 10, 4, 18, tzinfo=timezone.utc))
+    engine.add("u1", "上个月我去了杭州看艺术展", at=datetime(2024, 3, 10, tzinfo=timezone.utc))
+    block = engine.search("u1", "artists 艺术", top_k=5).context_block
+    assert "[2023-10-04] 2023-10-03 I met some incredible artists in Boston" in block
+    assert "[2024-03-10] 上个月（2024年2月）我去了杭州看艺术展" in block
+    assert "Yesterday" not in block
