@@ -90,8 +90,10 @@ with tab_browse:
         selected = st.selectbox("Open a memory", ids, format_func=labels.get, key="admin_selected")
         record = admin.get_memory(principal, engine, selected)
         st.subheader("Memory")
+        told = admin.told_time_label(record)
         st.caption(f"`{record.memory_id}` · user **{record.user_id}** · status **{record.status.value}** · "
-                   f"created {fmt(record.created_at)} · updated {fmt(record.updated_at)}")
+                   f"created {fmt(record.created_at)} · updated {fmt(record.updated_at)}"
+                   + (f" · tells of {told}" if told else ""))
         with st.form(f"admin_edit_{record.memory_id}"):
             content = st.text_area("Content", record.content, key=f"admin_content_{record.memory_id}")
             e1, e2, e3 = st.columns(3)

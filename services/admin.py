@@ -9,7 +9,7 @@ import csv
 import io
 import json
 from dataclasses import dataclass
-from datetime import datetime, time, timezone
+from datetime import datetime, time, timedelta, timezone
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from memory_core import maintenance
@@ -86,6 +86,16 @@ def get_memory(principal: Principal, engine: "MemoryEngine", memory_id: str) -> 
 
 # ---- edit ---------------------------------------------------------------------------------------
 _KEEP: Any = object()
+
+
+def told_time_label(record: "MemoryRecord") -> str:
+    """When a memory's own words say it happened, for staff ("2023-10-03", "2023-09-01 to
+    2023-09-30"), or "" when they name no time (then only its write date says when)."""
+    if record.event_start is None or record.event_end is None:
+        return ""
+    first = record.event_start.date()
+    last = (record.event_end - timedelta(microseconds=1)).date()  # the end is exclusive
+    return first.isoformat() if first == last else f"{first.isoformat()} to {last.isoformat()}"
 
 
 def edit_memory(principal: Principal, engine: "MemoryEngine", memory_id: str, *, content: str | None = None,

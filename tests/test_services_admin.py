@@ -163,3 +163,12 @@ def test_merge_preview_is_graceful(engine) -> None:  # type: ignore[no-untyped-d
             admin.merge_apply(STAFF, engine, [object()])
     else:
         assert all(set(getattr(p, "memory_ids", [])) <= set(plan.contents) for p in plan.proposals)
+
+
+def test_staff_see_when_a_memory_says_it_happened(engine) -> None:  # type: ignore[no-untyped-def]
+    """The told time, as staff read it: one day, a span with its last day inclusive, or nothing."""
+    day = engine.add("u1", "Yesterday I flew to Lisbon", at=T0).memory_ids[0]
+    month = engine.add("u1", "Last month I started pottery classes", at=T0).memory_ids[0]
+    plain = engine.add("u1", "I like green tea").memory_ids[0]
+    label = {mid: admin.told_time_label(admin.get_memory(STAFF, engine, mid)) for mid in (day, month, plain)}
+    assert label == {day: "2025-02-28", month: "2025-02-01 to 2025-02-28", plain: ""}
