@@ -177,3 +177,43 @@ def test_normalize_relative_dates(text: str, expected: str) -> None:
 def test_normalize_is_idempotent() -> None:
     once = normalize_relative_dates("上周我去了上海，last month too, 昨天也是", NOW)
     assert normalize_relative_dates(once, NOW) == once
+
+
+ANCHORED: list[tuple[str, str, str, str]] = [
+    # read from the date the text names, not from today (2024-06-01); start, end (exclusive), label
+    ("What did John do the week before August 3, 2023?", "2023-07-27", "2023-08-03", "the week before August 3, 2023"),
+    ("the puppy she got two weeks before August 11, 2023", "2023-07-28", "2023-08-04", "two weeks before August 11, 2023"),
+    ("on the Sunday before October 25, 2022", "2022-10-23", "2022-10-24", "the Sunday before October 25, 2022"),
+    ("the Monday before July 24, 2023", "2023-07-17", "2023-07-18", "the Monday before July 24, 2023"),  # a Monday itself
+    ("over the weekend before 4th October, 2023", "2023-09-30", "2023-10-02", "the weekend before 4th October, 2023"),
+    ("the Saturday after October 28, 2023", "2023-11-04", "2023-11-05", "the Saturday after October 28, 2023"),
+    ("three days before 2023-05-03", "2023-04-30", "2023-05-01", "three days before 2023-05-03"),
+    ("the week after 2023-05-03", "2023-05-04", "2023-05-11", "the week after 2023-05-03"),
+    ("last week before 23 January, 2023", "2023-01-16", "2023-01-23", "last week before 23 January, 2023"),
+    ("during the last week of August 2023", "2023-08-25", "2023-09-01", "the last week of August 2023"),
+    ("in the second week of November 2023", "2023-11-08", "2023-11-15", "the second week of November 2023"),
+    ("the first weekend of August 2023", "2023-08-05", "2023-08-07", "the first weekend of August 2023"),
+    ("the last weekend of March 2024", "2024-03-30", "2024-04-01", "the last weekend of March 2024"),
+    ("between August 11 and August 15 2023", "2023-08-11", "2023-08-16", "between August 11 and August 15 2023"),
+    ("between August and November 2023", "2023-08-01", "2023-12-01", "between August and November 2023"),
+    ("from March 3 to March 9, 2023", "2023-03-03", "2023-03-10", "from March 3 to March 9, 2023"),
+    ("2023年8月的最后一周我在哪", "2023-08-25", "2023-09-01", "2023年8月的最后一周"),
+    ("3月的第一个周末", "2024-03-02", "2024-03-04", "3月的第一个周末"),
+    ("从2023年8月11日到8月15日", "2023-08-11", "2023-08-16", "从2023年8月11日到8月15日"),
+    ("2023年10月25日之前的那个周日", "2023-10-22", "2023-10-23", "2023年10月25日之前的那个周日"),
+    ("2023年10月25日前的周末", "2023-10-21", "2023-10-23", "2023年10月25日前的周末"),
+]
+
+
+@pytest.mark.parametrize("query,start,end,label", ANCHORED, ids=[q for q, *_ in ANCHORED])
+def test_expressions_anchored_to_a_named_date(query: str, start: str, end: str, label: str) -> None:
+    tr = parse_time_range(query, NOW)
+    assert tr is not None and (tr.start, tr.end, tr.label) == (_d(start), _d(end), label)
+
+
+def test_anchored_expressions_that_make_no_sense_fall_back_to_the_date_they_name() -> None:
+    backwards = parse_time_range("between May 20 and May 3, 2023", NOW)
+    assert backwards is not None and backwards.label == "May 20"  # no span runs backwards
+    assert parse_time_range("the fifth week of May 2023", NOW).label == "May 2023"  # type: ignore[union-attr]
+    assert parse_time_range("the first week of 2023年5月3日", NOW).label == "2023年5月3日"  # type: ignore[union-attr]
+    assert parse_time_range("100 days before 2023-05-03", NOW).label == "2023-05-03"  # type: ignore[union-attr]
