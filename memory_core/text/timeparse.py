@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, timezone, tzinfo
 from typing import Callable
 
+from memory_core.text.lang import CJK_CLASS
 from memory_core.types import TimeRange
 
 # ---------------------------------------------------------------- numbers
@@ -175,14 +176,20 @@ Handler = Callable[[re.Match[str], _Ctx], Span]
 class _Rule:
     pattern: re.Pattern[str]
     handler: Handler
+    # Cheap preconditions, checked before the regex scans the text (the scans are most of the
+    # parser's cost, and it runs several times on every memory written): a Chinese rule needs a
+    # CJK character, and a rule with ``needs`` one of those lowercase words.
+    cjk: bool = False
+    needs: tuple[str, ...] = ()
 
 
 _RULES: list[_Rule] = []
+_CJK_CHAR = re.compile(f"[{CJK_CLASS}]")
 
 
-def _rule(pattern: str, flags: int = 0) -> Callable[[Handler], Handler]:
+def _rule(pattern: str, flags: int = 0, *, cjk: bool = False, needs: tuple[str, ...] = ()) -> Callable[[Handler], Handler]:
     def register(fn: Handler) -> Handler:
-        _RULES.append(_Rule(re.compile(pattern, flags | re.IGNORECASE), fn))
+        _RULES.append(_Rule(re.compile(pattern, flags | re.IGNORECASE), fn, cjk, needs))
         return fn
 
     return register
@@ -197,7 +204,7 @@ _REL_DAYS_ZH = {"今天": 0, "今日": 0, "今早": 0, "今晚": 0, "今天早�
                 "昨晚": -1, "昨天晚上": -1, "前天": -2, "大前天": -3, "明天": 1, "明日": 1, "后天": 2}
 
 
-@_rule(r"大前天|前天|昨天晚上|昨天|昨日|昨晚|今天早上|今天晚上|今天|今日|今早|今晚|明天|明日|(?<!然)后天")
+@_rule(r"大前天|前天|昨天晚上|昨天|昨日|昨晚|今天早上|今天晚上|今天|今日|今早|今晚|明天|明日|(?<!然)后天", cjk=True)
 def _zh_rel_day(m: re.Match[str], c: _Ctx) -> Span:
     return _days(c, c.today + timedelta(days=_REL_DAYS_ZH[m.group()]))
 
@@ -209,24 +216,24 @@ def _en_rel_day(m: re.Match[str], c: _Ctx) -> Span:
     return _days(c, c.today + timedelta(days=offset))
 
 
-@_rule(r"(上上|上|本|这|下)(?:个)?(?:周|星期|礼拜)(?:末)")
+@_rule(r"(上上|上|本|这|下)(?:个)?(?:周|星期|礼拜)(?:末)", cjk=True)
 def _zh_weekend(m: re.Match[str], c: _Ctx) -> Span:
     shift = {"上上": -2, "上": -1, "本": 0, "这": 0, "下": 1}[m.group(1)]
     return _weekend(c, _week_start(c.today) + timedelta(weeks=shift))
 
 
-@_rule(r"(?<![上本这下个])(?:周末)")
+@_rule(r"(?<![上本这下个])(?:周末)", cjk=True)
 def _zh_bare_weekend(m: re.Match[str], c: _Ctx) -> Span:
     return _recent_weekend(c)
 
 
-@_rule(r"(上上|上|本|这|下)(?:个)?(?:周|星期|礼拜)(?![一二三四五六日天末])")
+@_rule(r"(上上|上|本|这|下)(?:个)?(?:周|星期|礼拜)(?![一二三四五六日天末])", cjk=True)
 def _zh_week(m: re.Match[str], c: _Ctx) -> Span:
     shift = {"上上": -2, "上": -1, "本": 0, "这": 0, "下": 1}[m.group(1)]
     return _days(c, _week_start(c.today) + timedelta(weeks=shift), 7)
 
 
-@_rule(r"(?<![每一二两三四五六七八九十几\d])(上上|上|本|这|下)?(?:个)?(?:周|星期|礼拜)([一二三四五六日天])")
+@_rule(r"(?<![每一二两三四五六七八九十几\d])(上上|上|本|这|下)?(?:个)?(?:周|星期|礼拜)([一二三四五六日天])", cjk=True)
 def _zh_weekday(m: re.Match[str], c: _Ctx) -> Span:
     weekday = _WEEKDAYS_ZH[m.group(2)]
     if m.group(1) is None:
@@ -263,7 +270,7 @@ def _en_weekday(m: re.Match[str], c: _Ctx) -> Span:
     return _days(c, _week_start(c.today) + timedelta(weeks=shift, days=weekday))
 
 
-@_rule(r"(上上|上|本|这|下)(?:个)?月(?![一二三四五六七八九十\d份])|这个月|本月")
+@_rule(r"(上上|上|本|这|下)(?:个)?月(?![一二三四五六七八九十\d份])|这个月|本月", cjk=True)
 def _zh_month(m: re.Match[str], c: _Ctx) -> Span:
     shift = {"上上": -2, "上": -1, "本": 0, "这": 0, "下": 1}[m.group(1) or "本"]
     y, mo = _add_months(c.today.year, c.today.month, shift)
@@ -280,7 +287,7 @@ def _en_month(m: re.Match[str], c: _Ctx) -> Span:
 _ZH_YEAR_SHIFT = {"今年": 0, "本年": 0, "去年": -1, "前年": -2, "大前年": -3, "明年": 1}
 
 
-@_rule(r"大前年|前年|去年|今年|本年|明年")
+@_rule(r"大前年|前年|去年|今年|本年|明年", cjk=True)
 def _zh_year(m: re.Match[str], c: _Ctx) -> Span:
     return _year(c, c.today.year + _ZH_YEAR_SHIFT[m.group()])
 
@@ -291,7 +298,7 @@ def _en_year(m: re.Match[str], c: _Ctx) -> Span:
     return _year(c, c.today.year + shift)
 
 
-@_rule(r"(大前年|前年|去年|今年|明年)(?:的)?(" + _CN_NUM + r")月(?:份)?(?:(" + _CN_NUM + r")[日号])?")
+@_rule(r"(大前年|前年|去年|今年|明年)(?:的)?(" + _CN_NUM + r")月(?:份)?(?:(" + _CN_NUM + r")[日号])?", cjk=True)
 def _zh_year_month(m: re.Match[str], c: _Ctx) -> Span:
     year = c.today.year + _ZH_YEAR_SHIFT[m.group(1)]
     month = cn_number(m.group(2))
@@ -304,7 +311,7 @@ def _zh_year_month(m: re.Match[str], c: _Ctx) -> Span:
     return _month(c, year, month)
 
 
-@_rule(_NUMB + r"(\d{4})\s*年\s*(?:(\d{1,2}|" + _CN_NUM + r")\s*月(?:份)?\s*(?:(\d{1,2}|" + _CN_NUM + r")\s*[日号])?)?")
+@_rule(_NUMB + r"(\d{4})\s*年\s*(?:(\d{1,2}|" + _CN_NUM + r")\s*月(?:份)?\s*(?:(\d{1,2}|" + _CN_NUM + r")\s*[日号])?)?", cjk=True)
 def _zh_abs_date(m: re.Match[str], c: _Ctx) -> Span:
     year = int(m.group(1))
     if not 1900 <= year <= 2100:
@@ -321,7 +328,7 @@ def _zh_abs_date(m: re.Match[str], c: _Ctx) -> Span:
     return _days(c, d) if d else None
 
 
-@_rule(_NUMB + r"(?<![年\d])(" + _CN_NUM + r")月(?:份)?(?:(" + _CN_NUM + r")[日号])?")
+@_rule(_NUMB + r"(?<![年\d])(" + _CN_NUM + r")月(?:份)?(?:(" + _CN_NUM + r")[日号])?", cjk=True)
 def _zh_month_day(m: re.Match[str], c: _Ctx) -> Span:
     month = cn_number(m.group(1))
     if month is None or not 1 <= month <= 12:
@@ -347,7 +354,7 @@ def _iso_month(m: re.Match[str], c: _Ctx) -> Span:
     return _month(c, year, month)
 
 
-@_rule(r"(" + _CN_NUM + r")\s*(天|日|周|个星期|星期|个礼拜|礼拜|个月|月|年)(?:以前|之前|前)")
+@_rule(r"(" + _CN_NUM + r")\s*(天|日|周|个星期|星期|个礼拜|礼拜|个月|月|年)(?:以前|之前|前)", cjk=True)
 def _zh_ago(m: re.Match[str], c: _Ctx) -> Span:
     n = cn_number(m.group(1))
     if n is None:
@@ -373,7 +380,7 @@ def _ago(c: _Ctx, n: int, unit: str) -> Span:
     return _year(c, c.today.year - n)
 
 
-@_rule(r"(?:最近|过去|近|这)\s*(" + _CN_NUM + r"|几)\s*(天|日|周|个星期|星期|个礼拜|礼拜|个月|年)(?:来|以来|内|里)?")
+@_rule(r"(?:最近|过去|近|这)\s*(" + _CN_NUM + r"|几)\s*(天|日|周|个星期|星期|个礼拜|礼拜|个月|年)(?:来|以来|内|里)?", cjk=True)
 def _zh_last_n(m: re.Match[str], c: _Ctx) -> Span:
     n = 3 if m.group(1) == "几" else cn_number(m.group(1))
     if n is None or n <= 0:
@@ -480,7 +487,7 @@ def _relative_to(c: _Ctx, anchor: tuple[date, date], unit: str, n: int, after: b
 
 
 @_rule(_NB + r"(?:the |last |(" + _EN_NUM + r") )?(day|week|weekend|month|" + _WEEKDAY_EN[3:-1] + r")s? "
-       r"(before|after|prior to) (" + _ANCHOR_EN + r")" + _NA)
+       r"(before|after|prior to) (" + _ANCHOR_EN + r")" + _NA, needs=("before", "after", "prior to"))
 def _en_anchored(m: re.Match[str], c: _Ctx) -> Span:
     anchor = _anchor_days(m.group(4), c)
     n = _en_number(m.group(1)) if m.group(1) else 1
@@ -504,13 +511,13 @@ def _nth_of_month(c: _Ctx, month: tuple[date, date], nth: int, weekend: bool) ->
 
 
 @_rule(_NB + r"(?:the )?(first|1st|second|2nd|third|3rd|fourth|4th|last) (week|weekend) of ((?:"
-       + _MONTH_EN + r")" + _YEAR_EN + r")" + _NA)
+       + _MONTH_EN + r")" + _YEAR_EN + r")" + _NA, needs=("week",))
 def _en_nth_of_month(m: re.Match[str], c: _Ctx) -> Span:
     month = _anchor_days(m.group(3), c)
     return _nth_of_month(c, month, _ORDINALS[m.group(1).lower()], m.group(2).lower() == "weekend") if month else None
 
 
-@_rule(r"(" + _DATE_ZH + r")的?(第一|第二|第三|第四|最后一|最后)(?:个)?(周末|周|星期|礼拜)")
+@_rule(r"(" + _DATE_ZH + r")的?(第一|第二|第三|第四|最后一|最后)(?:个)?(周末|周|星期|礼拜)", cjk=True)
 def _zh_nth_of_month(m: re.Match[str], c: _Ctx) -> Span:
     month = _anchor_days(m.group(1), c)
     if month is None or (month[1] - month[0]).days < 27:
@@ -530,17 +537,17 @@ def _between(c: _Ctx, a: str, b: str) -> Span:
 
 
 @_rule(_NB + r"(?:between (" + _ANCHOR_EN + r") and|from (" + _ANCHOR_EN + r") (?:to|until|till|through)) ("
-       + _ANCHOR_EN + r")" + _NA)
+       + _ANCHOR_EN + r")" + _NA, needs=("between", "from"))
 def _en_between(m: re.Match[str], c: _Ctx) -> Span:
     return _between(c, m.group(1) or m.group(2), m.group(3))
 
 
-@_rule(r"(?:从|在)?(" + _DATE_ZH + r")\s*(?:到|至|—|-|~)\s*(" + _DATE_ZH + r")(?:之间|期间)?")
+@_rule(r"(?:从|在)?(" + _DATE_ZH + r")\s*(?:到|至|—|-|~)\s*(" + _DATE_ZH + r")(?:之间|期间)?", cjk=True)
 def _zh_between(m: re.Match[str], c: _Ctx) -> Span:
     return _between(c, m.group(1), m.group(2))
 
 
-@_rule(r"(" + _DATE_ZH + r")(?:之前|以前|前)的?(?:那个|那)?(一周|周末|星期[一二三四五六日天]|周[一二三四五六日天]|一天|天)")
+@_rule(r"(" + _DATE_ZH + r")(?:之前|以前|前)的?(?:那个|那)?(一周|周末|星期[一二三四五六日天]|周[一二三四五六日天]|一天|天)", cjk=True)
 def _zh_anchored(m: re.Match[str], c: _Ctx) -> Span:
     anchor = _anchor_days(m.group(1), c)
     word = m.group(2)
@@ -556,7 +563,11 @@ def _hits(query: str, now: datetime) -> list[tuple[int, int, int, TimeRange]]:
     longest, then earliest, then the rule listed first."""
     ctx = _ctx(now)
     hits: list[tuple[int, int, int, TimeRange]] = []
+    has_cjk = _CJK_CHAR.search(query) is not None
+    lower = query.lower()
     for order, rule in enumerate(_RULES):
+        if (rule.cjk and not has_cjk) or (rule.needs and not any(word in lower for word in rule.needs)):
+            continue
         for m in rule.pattern.finditer(query):
             if not m.group().strip():
                 continue
