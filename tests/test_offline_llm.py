@@ -403,3 +403,27 @@ def test_asked_question_is_the_last_sentence_only_when_it_is_a_question() -> Non
     assert asked_question("That's great, Caroline! What did you research?") == "What did you research?"
     assert asked_question("真棒！你养了什么宠物？ ") == "你养了什么宠物？"
     assert asked_question("I went hiking.") == "" and asked_question("") == ""
+
+
+@pytest.mark.parametrize("context,text", [
+    ("Where do you live these days?", "Lisbon, near the river"),
+    ("你现在住在哪里？", "杭州西湖边"),
+    ("So where do you work now?", "A small startup in Berlin"),
+    ("What do you do for a living?", "I teach math at a high school"),
+    ("And what's your phone number?", "The one ending in 42, same as before"),
+])
+def test_an_answer_to_a_slot_question_is_kept_like_the_slot(context: str, text: str) -> None:
+    """The assistant asks in the second person; read as the user's own question it names a slot
+    (home, work, phone, e-mail), and the answer is kept like "I live in Lisbon"."""
+    analysis = LLM.analyze(text, NOW, context)
+    assert (analysis.importance, analysis.memory_type) == (4, MemoryType.DECLARATIVE)
+    assert LLM.analyze(text, NOW).importance < 4
+
+
+def test_as_asked_of_me_turns_the_assistants_question_around() -> None:
+    from memory_core.llm.offline import as_asked_of_me
+
+    assert as_asked_of_me("Where do you live? Are you happy there? Is it yours?") == \
+        "Where do I live? Are I happy there? Is it my?"  # grammar aside, the rules see the user
+    assert as_asked_of_me("你住在哪里？您在哪工作？") == "我住在哪里？我在哪工作？"
+    assert as_asked_of_me("You're new here?") == "I am new here?"

@@ -27,6 +27,7 @@ from typing import Iterator, Sequence
 from memory_core.llm.base import ChatMessage, LLMProvider, MemoryBrief, MergeProposal
 from memory_core.text.chunking import split_sentences
 from memory_core.text.entities import extract_entities
+from memory_core.text.expansion import slot_keywords
 from memory_core.text.keywords import keyword_tokens, stem
 from memory_core.text.lang import detect_language, is_cjk
 from memory_core.text.timeparse import normalize_relative_dates, parse_time_range
@@ -247,6 +248,22 @@ def importance_of(text: str, now: datetime) -> int:
 
 
 _QUESTION_END = re.compile(r"[?？]\s*$")
+
+
+_SECOND_PERSON = (
+    (re.compile(r"\byou(?:'re| are)\b", re.IGNORECASE), "I am"),
+    (re.compile(r"\byour(?:s)?\b", re.IGNORECASE), "my"),
+    (re.compile(r"\byou\b", re.IGNORECASE), "I"),
+    (re.compile(r"你们|您|你"), "我"),
+)
+
+
+def as_asked_of_me(question: str) -> str:
+    """The question in the user's own words ("Where do you live?" -> "Where do I live?"), so the
+    rules written for what users say about themselves can read what the assistant asked them."""
+    for pattern, replacement in _SECOND_PERSON:
+        question = pattern.sub(replacement, question)
+    return question
 
 
 def asked_question(context: str) -> str:
@@ -862,6 +879,10 @@ class OfflineLLM(LLMProvider):
             answered = f"{question} {clean}"
             if (with_question := importance_of(answered, now)) > importance:
                 importance, memory_type = with_question, memory_type_of(answered, now)
+            if importance < 4 and slot_keywords(as_asked_of_me(question)):
+                # "Where do you live?" -> "Lisbon, by the river": the answer states a slot (home,
+                # work, phone, e-mail), which is kept like "I live in Lisbon".
+                importance, memory_type = 4, MemoryType.DECLARATIVE
         return Analysis(
             importance=importance,
             memory_type=memory_type,
