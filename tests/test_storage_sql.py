@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy import inspect
 
 from memory_core.storage.database import create_sql_engine
-from memory_core.storage.migrations import MIGRATIONS, current_version, migrate
+from memory_core.storage.migrations import MIGRATIONS, current_version, migrate, migration_lock
 from memory_core.storage.repository import SqlRepository
 from tests.conftest import fresh_pg_schema
 
@@ -90,20 +90,30 @@ def test_a_database_at_version_1_is_upgraded_in_place(sql_url: str) -> None:
 
 
 def test_migrations_from_several_processes_at_once(sql_url: str) -> None:
-    """Several app processes starting together: each migrates or finds it done, none fails."""
+    """Several app processes starting together: one migrates everything, the others wait and find
+    it done, none fails. They are lined up behind the migration lock first (held here), so all of
+    them race for it the moment it frees: a lock taken per step instead of per run lets a second
+    process apply a later step (CI once saw '[1, 2, 3]' and '[4]')."""
     import subprocess
     import sys
+    import time
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
     code = ("import sys; from memory_core.storage.database import create_sql_engine; "
             "from memory_core.storage.migrations import migrate; print(migrate(create_sql_engine(sys.argv[1])))")
-    procs = [subprocess.Popen([sys.executable, "-c", code, sql_url], cwd=root, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for _ in range(3)]
+    engine = create_sql_engine(sql_url)
+    with migration_lock(engine):
+        procs = [subprocess.Popen([sys.executable, "-c", code, sql_url], cwd=root, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True) for _ in range(4)]
+        time.sleep(3.0)  # long enough for each to import and queue on the lock
+        assert all(p.poll() is None for p in procs), "a process migrated while the lock was held"
+        assert current_version(engine) == 0
     outputs = [p.communicate(timeout=120) for p in procs]
-    assert [p.returncode for p in procs] == [0, 0, 0], [err[-800:] for _, err in outputs]
+    assert [p.returncode for p in procs] == [0, 0, 0, 0], [err[-800:] for _, err in outputs]
     applied = sorted(out.strip() for out, _ in outputs)
-    assert applied == [str([m[0] for m in MIGRATIONS]), "[]", "[]"]
+    assert applied == [str([m[0] for m in MIGRATIONS]), "[]", "[]", "[]"]
+    engine.dispose()
 
 
 def test_job_lease_is_exclusive_until_it_expires(sql_url: str) -> None:

@@ -92,20 +92,26 @@ MIGRATIONS: list[Migration] = [
 ]
 
 
-def _serialise(conn: Connection) -> None:
-    """Several app processes may start at once: on PostgreSQL they take turns (a transaction-scoped
-    advisory lock); SQLite serialises writers by itself."""
-    if conn.dialect.name == "postgresql":
-        conn.exec_driver_sql("SELECT pg_advisory_xact_lock(727271)")
-
-
 _process_lock = threading.Lock()
+_PG_MIGRATION_LOCK_KEY = 727271
 
 
 @contextmanager
-def _sqlite_file_lock(engine: Engine) -> Iterator[None]:
-    """SQLite runs DDL outside any lock other processes respect, so processes migrating one
-    file take turns on an advisory file lock beside it (PostgreSQL uses an advisory lock)."""
+def migration_lock(engine: Engine) -> Iterator[None]:
+    """Processes migrating one database take turns for the whole run, not per migration: a
+    process that starts while another is migrating waits and then finds every step done, rather
+    than slipping in between two steps. PostgreSQL: a session-level advisory lock on a connection
+    held for the run. SQLite: DDL runs outside any lock other processes respect, so an advisory
+    file lock beside the database file."""
+    if engine.dialect.name == "postgresql":
+        with engine.connect() as lock_conn:
+            lock_conn.exec_driver_sql(f"SELECT pg_advisory_lock({_PG_MIGRATION_LOCK_KEY})")
+            try:
+                yield
+            finally:
+                lock_conn.exec_driver_sql(f"SELECT pg_advisory_unlock({_PG_MIGRATION_LOCK_KEY})")
+                lock_conn.rollback()
+        return
     database = engine.url.database if engine.dialect.name == "sqlite" else None
     if not database or database == ":memory:":
         yield
@@ -125,18 +131,16 @@ def migrate(engine: Engine) -> list[int]:
     Threads of one process take turns on a lock; processes take turns on an advisory lock
     (PostgreSQL) or a lock file beside the database (SQLite), and then find the work done.
     """
-    with _process_lock, _sqlite_file_lock(engine):
+    with _process_lock, migration_lock(engine):
         return _migrate(engine)
 
 
 def _migrate(engine: Engine) -> list[int]:
     applied_now: list[int] = []
     with engine.begin() as conn:
-        _serialise(conn)
         schema.SchemaMigrationRow.__table__.create(conn, checkfirst=True)
     for version, name, apply in MIGRATIONS:
         with engine.begin() as conn:
-            _serialise(conn)
             table = schema.SchemaMigrationRow.__table__
             done = conn.execute(select(table.c.version).where(table.c.version == version)).first()
             if done:
