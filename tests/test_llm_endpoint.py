@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
@@ -85,3 +85,19 @@ def test_the_answered_turn_reaches_the_endpoint_and_the_offline_fallback(make_en
     fake.script = [{"status": 503}]
     mid = engine.add("u1", "Yes, shellfish.", context="Any other food allergies?").memory_ids[0]
     assert engine.get(mid).importance == 5 and engine.get(mid).expires_at is None  # offline, with the question
+
+
+def test_the_supersede_check_shows_the_endpoint_each_answers_question(make_engine, fake: FakeOpenAI) -> None:
+    """"Porto" replaces "Lisbon" only as answers to "Where do you live?": the endpoint is shown
+    each memory with its question, and its verdict is what the check uses."""
+    engine = make_engine(openai_base_url=fake.base_url, openai_api_key="sk-test", llm_model="scripted-1",
+                         llm_timeout_s=1, llm_max_retries=0)
+    older = MemoryBrief("a", "Lisbon, near the river", NOW - timedelta(days=365), context="Where do you live?")
+    newer = MemoryBrief("b", "Porto", NOW, context="Where do you live now?")
+    fake.script = [{"text": json.dumps({"supersedes": True})}]
+    assert engine.llm.supersedes(newer, older) is True
+    sent = fake.requests[-1]["messages"][1]["content"]
+    assert "(In reply to: Where do you live?) Lisbon, near the river" in sent
+    assert "(In reply to: Where do you live now?) Porto" in sent
+    fake.script = [{"status": 503}]  # the offline rules answer alike when the endpoint is down
+    assert engine.llm.supersedes(newer, older) is True

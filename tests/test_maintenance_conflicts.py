@@ -27,10 +27,10 @@ def _user() -> str:
     return f"c-{uuid.uuid4().hex[:8]}"
 
 
-def _add(engine: MemoryEngine, user: str, text: str, at: datetime) -> str:
+def _add(engine: MemoryEngine, user: str, text: str, at: datetime, context: str | None = None) -> str:
     assert isinstance(engine.clock, FixedClock)
     engine.clock.set(at)
-    result = engine.add(user, text)
+    result = engine.add(user, text, context=context)
     assert len(result.created) == 1, f"{text!r} was absorbed instead of stored: {result}"
     return result.created[0]
 
@@ -71,6 +71,23 @@ def test_newer_fact_supersedes_older(engine: MemoryEngine, old_text: str, new_te
     assert ids[0] == new and old not in ids
     # Running it again changes nothing.
     assert resolve_conflicts(engine, [new], actor="system") == []
+
+
+def test_an_answer_to_where_do_you_live_supersedes_the_older_answer(engine: MemoryEngine) -> None:
+    """The chat page writes what the user says with the assistant's message it answered: "Porto"
+    to "Where do you live now?" replaces "Lisbon, near the river" given to the same question a
+    year before, and "where do I live?" finds Porto. A refusal later replaces nothing."""
+    user = _user()
+    lisbon = _add(engine, user, "Lisbon, near the river", T0, context="Nice to meet you! Where do you live?")
+    porto = _add(engine, user, "Porto, since the spring", T0 + timedelta(days=365),
+                 context="It's been a while. Where do you live these days?")
+    assert engine.get(lisbon).superseded_by == porto
+    assert engine.history(lisbon)[-1].action == "supersede"
+    assert _top(engine, user, "where do I live?", 1) == [porto]
+    refusal = _add(engine, user, "I'd rather not say, sorry", T0 + timedelta(days=400),
+                   context="Where do you live now?")
+    assert engine.get(porto).status is MemoryStatus.ACTIVE
+    assert engine.get(refusal).status is MemoryStatus.ACTIVE
 
 
 def test_unrelated_and_other_users_are_left_alone(engine: MemoryEngine) -> None:

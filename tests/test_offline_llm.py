@@ -410,7 +410,7 @@ def test_asked_question_is_the_last_sentence_only_when_it_is_a_question() -> Non
     ("你现在住在哪里？", "杭州西湖边"),
     ("So where do you work now?", "A small startup in Berlin"),
     ("What do you do for a living?", "I teach math at a high school"),
-    ("And what's your phone number?", "The one ending in 42, same as before"),
+    ("And what's your phone number?", "It's 415-555-0199"),
 ])
 def test_an_answer_to_a_slot_question_is_kept_like_the_slot(context: str, text: str) -> None:
     """The assistant asks in the second person; read as the user's own question it names a slot
@@ -418,6 +418,43 @@ def test_an_answer_to_a_slot_question_is_kept_like_the_slot(context: str, text: 
     analysis = LLM.analyze(text, NOW, context)
     assert (analysis.importance, analysis.memory_type) == (4, MemoryType.DECLARATIVE)
     assert LLM.analyze(text, NOW).importance < 4
+
+
+@pytest.mark.parametrize("context,text", [
+    ("Where do you live these days?", "I'd rather not say"),
+    ("Where do you work these days?", "Same place as before"),
+    ("你现在住在哪里？", "不告诉你"),
+    ("Where do you live these days?", "Why do you ask?"),
+])
+def test_an_answer_that_gives_no_new_value_is_not_kept_like_the_slot(context: str, text: str) -> None:
+    assert LLM.analyze(text, NOW, context).importance < 4
+
+
+@pytest.mark.parametrize("old,old_context,new,new_context,expected", [
+    ("Lisbon, near the river", "Where do you live these days?", "Porto", "Cool! Where do you live now?", True),
+    ("I live in Lisbon", None, "It's Porto now", "Where do you live now?", True),
+    ("Lisbon, near the river", "Where do you live these days?", "I live in Porto", None, True),
+    ("Lisbon, near the river", "Where do you live these days?", "Lisbon", "Where do you live now?", False),
+    ("Lisbon, near the river", "Where do you live these days?", "Still Lisbon!", "Where do you live now?", False),
+    ("Lisbon, near the river", "Where do you live these days?", "I'd rather not say", "Where do you live now?",
+     False),
+    ("Lisbon, near the river", "Where do you live these days?", "Porto", "Where did you grow up?", False),
+    ("Lisbon, near the river", None, "Porto", None, False),  # no question: no slot, nothing to replace
+    ("杭州西湖边", "你现在住在哪里？", "上海浦东", "那你现在住在哪？", True),
+    ("阿里巴巴", "你在哪家公司上班？", "腾讯", "你现在在哪上班？", True),
+    ("A small startup in Berlin", "So where do you work now?", "I work at Google now", None, True),
+    ("I work at Google", None, "Lisbon", "Where do you live now?", False),  # another slot
+])
+def test_an_answer_to_a_slot_question_supersedes_like_the_statement(
+        old: str, old_context: str | None, new: str, new_context: str | None, expected: bool) -> None:
+    """Newer wins also when the fact was given as an answer: "Porto" to "Where do you live now?"
+    replaces "Lisbon" said to the same question, or "I live in Lisbon"; a refusal, "still
+    Lisbon" or another slot's answer replaces nothing."""
+    older = MemoryBrief("old", old, NOW - timedelta(days=30), context=old_context)
+    newer = MemoryBrief("new", new, NOW, context=new_context)
+    assert LLM.supersedes(newer, older) is expected
+    if expected:  # the conflict check looks at it at all
+        assert LLM.may_contradict(new, new_context) and LLM.may_contradict(old, old_context)
 
 
 def test_as_asked_of_me_turns_the_assistants_question_around() -> None:

@@ -36,6 +36,7 @@ class MemoryBrief:
     content: str
     created_at: datetime
     entities: list[str] = field(default_factory=list)
+    context: str | None = None  # the turn it answered ("Where do you live?" for "Porto")
 
 
 class LLMProvider(ABC):
@@ -64,8 +65,9 @@ class LLMProvider(ABC):
     def supersedes(self, newer: MemoryBrief, older: MemoryBrief) -> bool:
         """True when ``newer`` contradicts and replaces ``older`` (same slot, new value)."""
 
-    def may_contradict(self, text: str) -> bool:
-        """False only when ``supersedes`` would answer False for every pair ``text`` is part of,
-        either side: the conflict check then skips that memory without loading a candidate.
+    def may_contradict(self, text: str, context: str | None = None) -> bool:
+        """False only when ``supersedes`` would answer False for every pair ``text`` (said in reply
+        to ``context``) is part of, either side: the conflict check then skips that memory without
+        loading a candidate.
         A model decides pairs it sees, so the default is True; rule-based providers know better."""
         return True

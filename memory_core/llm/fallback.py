@@ -66,6 +66,6 @@ class FallbackLLM(LLMProvider):
         return self._call("supersedes", lambda: self.primary.supersedes(newer, older),
                           lambda: self.fallback.supersedes(newer, older))
 
-    def may_contradict(self, text: str) -> bool:
+    def may_contradict(self, text: str, context: str | None = None) -> bool:
         # Either side may answer a pair (the primary, or the fallback when it fails).
-        return self.primary.may_contradict(text) or self.fallback.may_contradict(text)
+        return self.primary.may_contradict(text, context) or self.fallback.may_contradict(text, context)

@@ -27,7 +27,7 @@ from typing import Iterator, Sequence
 from memory_core.llm.base import ChatMessage, LLMProvider, MemoryBrief, MergeProposal
 from memory_core.text.chunking import split_sentences
 from memory_core.text.entities import extract_entities
-from memory_core.text.expansion import slot_keywords
+from memory_core.text.expansion import slots_asked
 from memory_core.text.keywords import keyword_tokens, stem
 from memory_core.text.lang import detect_language, is_cjk
 from memory_core.text.timeparse import normalize_relative_dates, parse_time_range
@@ -840,6 +840,41 @@ def states_a_slot_or_preference(text: str) -> bool:
     return facts.preference is not None or any(slot is not None for slot in facts.slots)
 
 
+# How an answer to a slot question states that slot (English, Chinese), for the slot rules above.
+_SLOT_STATEMENTS: dict[str, tuple[str, str]] = {
+    "address": ("I live in {}", "我住在{}"),
+    "employer": ("I work at {}", "我就职于{}"),
+    "phone": ("My phone number is {}", "我的手机号是{}"),
+    "email": ("My email is {}", "我的邮箱是{}"),
+}
+# Answers that give no new value: a refusal, a negation, "the same as before", a counter-question.
+_NO_VALUE_RE = re.compile(
+    r"^\W*(?:no\b|nope\b|not\b|never\b|none\b|n/a\b|i'?d rather|rather not|i don'?t|i do not|i can'?t|"
+    r"i won'?t|why\b|guess\b|不|没|别|保密|算了|为什么|你猜)|"
+    r"\b(?:same|still|unchanged|as before)\b|没变|没换|还是|一样", re.IGNORECASE)
+_ANSWER_LEAD_RE = re.compile(r"^\s*(?:it'?s|it is|that'?s|that is|at|in|就是|是|在)\s+|^\s*(?:就是|是|在)", re.IGNORECASE)
+_SLOT_ANSWER_MAX_CHARS = 120
+
+
+def slot_statement(text: str, context: str | None) -> str:
+    """``text`` as a statement of the slot it answers, for the conflict rules: "Porto" after
+    "Where do you live now?" reads "I live in Porto", so it supersedes "I live in Lisbon" like
+    the statement would. ``text`` itself when it states a slot already, answers no single slot
+    question, or gives no new value ("I'd rather not say", "the same as before", a
+    counter-question)."""
+    question = asked_question(context or "")
+    if not question:
+        return text
+    slots = slots_asked(as_asked_of_me(question))
+    answer = text.strip()
+    if (len(slots) != 1 or not answer or len(answer) > _SLOT_ANSWER_MAX_CHARS or _NO_VALUE_RE.search(answer)
+            or _QUESTION_END.search(answer) or any(slot is not None for slot in _facts(text).slots)):
+        return text
+    english, chinese = _SLOT_STATEMENTS[slots[0]]
+    value = _ANSWER_LEAD_RE.sub("", answer, count=1) or answer  # "It's Porto" -> "Porto"
+    return (chinese if any(is_cjk(ch) for ch in value) else english).format(value)
+
+
 def supersedes_text(newer: str, older: str) -> bool:
     """Same slot (address, phone, email, employer, or a preference about the same thing),
     same subject, different value -> True."""
@@ -879,9 +914,10 @@ class OfflineLLM(LLMProvider):
             answered = f"{question} {clean}"
             if (with_question := importance_of(answered, now)) > importance:
                 importance, memory_type = with_question, memory_type_of(answered, now)
-            if importance < 4 and slot_keywords(as_asked_of_me(question)):
+            if importance < 4 and slot_statement(clean, context) != clean:
                 # "Where do you live?" -> "Lisbon, by the river": the answer states a slot (home,
-                # work, phone, e-mail), which is kept like "I live in Lisbon".
+                # work, phone, e-mail), which is kept like "I live in Lisbon" ("I'd rather not
+                # say" states none).
                 importance, memory_type = 4, MemoryType.DECLARATIVE
         return Analysis(
             importance=importance,
@@ -936,7 +972,8 @@ class OfflineLLM(LLMProvider):
     def supersedes(self, newer: MemoryBrief, older: MemoryBrief) -> bool:
         if newer.memory_id == older.memory_id:
             return False
-        return supersedes_text(newer.content, older.content)
+        return supersedes_text(slot_statement(newer.content, newer.context),
+                               slot_statement(older.content, older.context))
 
-    def may_contradict(self, text: str) -> bool:
-        return states_a_slot_or_preference(text)
+    def may_contradict(self, text: str, context: str | None = None) -> bool:
+        return states_a_slot_or_preference(slot_statement(text, context))

@@ -41,7 +41,9 @@ each group write one merged text that keeps every detail. Return only JSON:
 Groups need at least two ids. Return {"groups": []} if nothing is redundant."""
 
 SUPERSEDE_PROMPT = """Does the NEWER memory contradict and replace the OLDER one (same attribute of the user,
-new value: a new address, a changed preference)? Return only JSON: {"supersedes": true|false}."""
+new value: a new address, a changed preference)? A memory may start with "(In reply to: ...)", the
+question it answered ("Porto" to "Where do you live now?" is a new address).
+Return only JSON: {"supersedes": true|false}."""
 
 REPLY_SYSTEM = """You are a helpful assistant with long-term memory of this user. Today is {today}.
 What you remember about the user (dated, most relevant first):
@@ -107,6 +109,15 @@ def validate_merges(data: dict[str, Any], allowed_ids: set[str]) -> list[MergePr
     return proposals
 
 
+def in_reply_to(text: str, context: str | None) -> str:
+    """``text`` headed by the question it answered, as the prompts above describe."""
+    return f"(In reply to: {context.strip()})\n{text}" if context and context.strip() else text
+
+
+def _with_question(memory: MemoryBrief) -> str:
+    return in_reply_to(memory.content, memory.context).replace("\n", " ")
+
+
 class OpenAICompatibleLLM(LLMProvider):
     offline = False
 
@@ -130,8 +141,7 @@ class OpenAICompatibleLLM(LLMProvider):
         return response.choices[0].message.content or ""
 
     def analyze(self, text: str, now: datetime, context: str | None = None) -> Analysis:
-        message = f"(In reply to: {context.strip()})\n{text}" if context and context.strip() else text
-        answer = self._complete(ANALYZE_PROMPT.format(today=now.date().isoformat()), message)
+        answer = self._complete(ANALYZE_PROMPT.format(today=now.date().isoformat()), in_reply_to(text, context))
         return validate_analysis(parse_json_object(answer))
 
     def rewrite_query(self, query: str, now: datetime) -> str:
@@ -159,8 +169,8 @@ class OpenAICompatibleLLM(LLMProvider):
         return validate_merges(parse_json_object(answer), {m.memory_id for m in memories})
 
     def supersedes(self, newer: MemoryBrief, older: MemoryBrief) -> bool:
-        user = (f"OLDER ({older.created_at.date().isoformat()}): {older.content}\n"
-                f"NEWER ({newer.created_at.date().isoformat()}): {newer.content}")
+        user = (f"OLDER ({older.created_at.date().isoformat()}): {_with_question(older)}\n"
+                f"NEWER ({newer.created_at.date().isoformat()}): {_with_question(newer)}")
         value = parse_json_object(self._complete(SUPERSEDE_PROMPT, user, max_tokens=30)).get("supersedes")
         if not isinstance(value, bool):
             raise LLMResponseError("supersedes must be a boolean")

@@ -163,7 +163,7 @@ def resolve_conflicts(engine: "MemoryEngine", memory_ids: Sequence[str], actor: 
     # A memory the provider says can contradict nothing (no slot, no preference, for the rules)
     # is skipped before any candidate is searched or loaded: most of a write's conflict time.
     news = sorted((r for r in loaded.values() if r.status is MemoryStatus.ACTIVE
-                   and engine.llm.may_contradict(r.content)),
+                   and engine.llm.may_contradict(r.content, r.context)),
                   key=lambda r: (r.created_at, r.memory_id))
     if not news:
         return []

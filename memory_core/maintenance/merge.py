@@ -87,7 +87,7 @@ def _entity_sets(records: Sequence[MemoryRecord]) -> list[set[str]]:
 
 def brief(record: MemoryRecord) -> MemoryBrief:
     return MemoryBrief(memory_id=record.memory_id, content=record.content, created_at=record.created_at,
-                       entities=list(record.entities))
+                       entities=list(record.entities), context=record.context)
 
 
 def _linked(engine: "MemoryEngine", records: Sequence[MemoryRecord], sims: np.ndarray,

@@ -11,21 +11,29 @@ from __future__ import annotations
 
 import re
 
-# (question pattern, words added to the BM25 query)
-_SLOTS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"\bwhere\b.*\b(?:i|we)\s+(?:live|living|stay|based)\b|\bmy\s+(?:home\s+)?address\b|"
+# (slot name, question pattern, words added to the BM25 query). The names are the offline
+# conflict rules' slot names (``memory_core.llm.offline``), so an answer to one of these questions
+# can be read as a statement of that slot.
+_SLOTS: tuple[tuple[str, re.Pattern[str], str], ...] = (
+    ("address", re.compile(r"\bwhere\b.*\b(?:i|we)\s+(?:live|living|stay|based)\b|\bmy\s+(?:home\s+)?address\b|"
                 r"\bwhere(?:'s| is)\s+my\s+home\b|住在?哪|家在哪|住址|我的地址|搬到哪", re.IGNORECASE),
      "live lives living moved move relocated home address apartment 住 搬 搬家 家 地址"),
-    (re.compile(r"\bwhere\b.*\b(?:i|we)\s+work\b|\bmy\s+(?:job|employer|company|workplace)\b|"
+    ("employer", re.compile(r"\bwhere\b.*\b(?:i|we)\s+work\b|\bmy\s+(?:job|employer|company|workplace)\b|"
                 r"\bwhat\b.*\b(?:i|we)\s+do\s+for\s+(?:a\s+)?(?:living|work)\b|在哪(?:里|儿)?(?:上班|工作)|我的工作|"
                 r"哪家公司", re.IGNORECASE),
      "work works working job company employer joined hired 工作 上班 公司 入职 跳槽"),
-    (re.compile(r"\bmy\s+(?:phone|mobile|cell)(?:\s+number)?\b|电话|手机号", re.IGNORECASE),
+    ("phone", re.compile(r"\bmy\s+(?:phone|mobile|cell)(?:\s+number)?\b|电话|手机号", re.IGNORECASE),
      "phone number mobile call 电话 手机 号码"),
-    (re.compile(r"\bmy\s+e-?mail\b|邮箱", re.IGNORECASE), "email e-mail address 邮箱 邮件"),
+    ("email", re.compile(r"\bmy\s+e-?mail\b|邮箱", re.IGNORECASE), "email e-mail address 邮箱 邮件"),
 )
 
 
 def slot_keywords(query: str) -> str:
     """Extra keyword-leg words for the slots ``query`` asks about ("" when it names none)."""
-    return " ".join(words for pattern, words in _SLOTS if pattern.search(query))
+    return " ".join(words for _name, pattern, words in _SLOTS if pattern.search(query))
+
+
+def slots_asked(query: str) -> list[str]:
+    """Names of the slots ``query`` asks about, in the user's own words ("Where do I live?" ->
+    ``["address"]``)."""
+    return [name for name, pattern, _words in _SLOTS if pattern.search(query)]
