@@ -50,7 +50,7 @@ from memory_core.vectors.base import VectorFilter, VectorStore
 
 log = logging.getLogger(__name__)
 STAGES = ("rewrite", "embed", "search", "rerank", "fetch", "total")
-CACHE_FORMAT = 7  # 2-7: speaker, answer-type, speaker-free dense query, told time, window legs; dated context lines
+CACHE_FORMAT = 8  # 2-8: speaker, answer-type, speaker-free dense query, told time, window legs; dated context lines; durations
 
 
 @dataclass

@@ -89,6 +89,36 @@ def test_a_database_at_version_1_is_upgraded_in_place(sql_url: str) -> None:
     assert "ix_memories_user_event" in {i["name"] for i in inspect(engine).get_indexes("memories")}
 
 
+def test_migration_5_reads_the_durations_of_rows_with_no_told_time(sql_url: str) -> None:
+    """A store at version 4 (its parser read no durations): rows with no told time are read again;
+    a row that has one keeps it."""
+    from sqlalchemy import delete, text
+
+    from memory_core.storage import schema
+
+    engine = create_sql_engine(sql_url)
+    migrate(engine)
+    with engine.begin() as conn:
+        conn.execute(delete(schema.SchemaMigrationRow.__table__).where(schema.SchemaMigrationRow.__table__.c.version == 5))
+        for mid, content, start in (("m-dur", "We've been together for three years", None),
+                                    ("m-kept", "I've had it for a year", "2020-02-02 00:00:00"),
+                                    ("m-none", "I love tea", None)):
+            conn.execute(text(
+                "INSERT INTO memories (memory_id, user_id, content, summary, importance, memory_type, entities, "
+                "metadata, status, created_at, updated_at, source, access_count, merged_from, vector_written, "
+                "content_hash, event_start, event_end) VALUES (:id, 'u1', :content, '', 3, 'declarative', '[]', "
+                "'{}', 'active', '2024-06-01 10:00:00', '2024-06-01 10:00:00', '[]', 0, '[]', false, 'h', "
+                ":start, :start)"), {"id": mid, "content": content, "start": start})
+    assert migrate(engine) == [5]
+    repo = SqlRepository(engine)
+    dur, kept, none = repo.get("m-dur"), repo.get("m-kept"), repo.get("m-none")
+    assert dur is not None and (dur.event_start, dur.event_end) == (datetime(2021, 1, 1, tzinfo=timezone.utc),
+                                                                   datetime(2022, 1, 1, tzinfo=timezone.utc))
+    assert kept is not None and kept.event_start == datetime(2020, 2, 2, tzinfo=timezone.utc)
+    assert none is not None and none.event_start is None
+    engine.dispose()
+
+
 def test_migrations_from_several_processes_at_once(sql_url: str) -> None:
     """Several app processes starting together: one migrates everything, the others wait and find
     it done, none fails. They are lined up behind the migration lock first (held here), so all of

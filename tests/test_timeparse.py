@@ -211,6 +211,31 @@ def test_expressions_anchored_to_a_named_date(query: str, start: str, end: str, 
     assert tr is not None and (tr.start, tr.end, tr.label) == (_d(start), _d(end), label)
 
 
+SINCE: list[tuple[str, str, str, str]] = [
+    # a duration in the perfect tense dates the start of what it tells (now: 2024-06-01)
+    ("I've had them for 3 years! Their names are Pepper", "2021-01-01", "2022-01-01", "'ve had them for 3 years"),
+    ("we've been together for three years", "2021-01-01", "2022-01-01", "'ve been together for three years"),
+    ("I've been playing for a month now", "2024-05-01", "2024-06-01", "'ve been playing for a month"),
+    ("She has worked at Google for about five years", "2019-01-01", "2020-01-01",
+     "has worked at Google for about five years"),
+    ("They’ve lived here for two weeks", "2024-05-13", "2024-05-20", "’ve lived here for two weeks"),
+    ("我们在一起三年了", "2021-01-01", "2022-01-01", "三年了"),
+    ("我学钢琴已经两个月了", "2024-04-01", "2024-05-01", "已经两个月了"),
+]
+
+
+@pytest.mark.parametrize("text,start,end,label", SINCE, ids=[t for t, *_ in SINCE])
+def test_a_perfect_tense_duration_dates_its_start(text: str, start: str, end: str, label: str) -> None:
+    tr = parse_time_range(text, NOW)
+    assert tr is not None and (tr.start, tr.end, tr.label) == (_d(start), _d(end), label)
+
+
+@pytest.mark.parametrize("text", ["I'm in Paris for 3 days", "it's for two weeks", "I waited for 2 hours",
+                                  "I have plans for 2 weeks from now", "I have a gift for a friend"])
+def test_a_duration_that_is_not_perfect_tense_dates_nothing(text: str) -> None:
+    assert parse_time_range(text, NOW) is None
+
+
 def test_anchored_expressions_that_make_no_sense_fall_back_to_the_date_they_name() -> None:
     backwards = parse_time_range("between May 20 and May 3, 2023", NOW)
     assert backwards is not None and backwards.label == "May 20"  # no span runs backwards

@@ -84,11 +84,19 @@ def _backfill_event_time(conn: Connection, batch: int = 2000) -> None:
         after = rows[-1][0]
 
 
+def _m0005_event_time_of_durations(conn: Connection) -> None:
+    """The time parser learnt perfect-tense durations ("we've been together for three years",
+    "在一起三年了" date their start): rows with no told time are read again (rows that have one
+    keep it; same cost as migration 4's fill, on the rows it left empty)."""
+    _backfill_event_time(conn)
+
+
 MIGRATIONS: list[Migration] = [
     (1, "initial", _m0001_initial),
     (2, "user timeline index", _m0002_user_timeline_index),
     (3, "memory context", _m0003_memory_context),
     (4, "memory event time", _m0004_memory_event_time),
+    (5, "event time of durations", _m0005_event_time_of_durations),
 ]
 
 

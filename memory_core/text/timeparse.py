@@ -368,6 +368,24 @@ def _en_ago(m: re.Match[str], c: _Ctx) -> Span:
     return None if n is None else _ago(c, n, m.group(2).lower()[0])
 
 
+# A duration in the perfect tense dates the start of what it tells: "I've had them for 3 years"
+# (said in 2023: since 2020), "we've been together for three years", "我们在一起三年了". Only
+# the perfect ("have/has/had ... for", "...了"): "I'm in Paris for 3 days" says nothing of when.
+@_rule(r"(?:['’]ve|" + _NB + r"(?:have|has|had))(?: [\w'’-]+){0,6}? for (?:about |almost |over |nearly |around |more than )?("
+       + _EN_NUM + r") (day|week|month|year)s?" + _NA + r"(?! (?:from now|later|ahead|time))", needs=("for",))
+def _en_since_duration(m: re.Match[str], c: _Ctx) -> Span:
+    n = _en_number(m.group(1))
+    return None if n is None or n <= 0 else _ago(c, n, m.group(2).lower()[0])
+
+
+@_rule(r"(?:已经|都|有)?(" + _CN_NUM + r")\s*(年|个月|个星期|个礼拜|周|天)(?:多)?了", cjk=True)
+def _zh_since_duration(m: re.Match[str], c: _Ctx) -> Span:
+    n = cn_number(m.group(1))
+    if n is None or n <= 0:
+        return None
+    return _ago(c, n, {"天": "d", "年": "y", "个月": "m"}.get(m.group(2), "w"))
+
+
 def _ago(c: _Ctx, n: int, unit: str) -> Span:
     """The calendar day/week/month/year that lies ``n`` units before today."""
     if unit == "d":
