@@ -13,6 +13,9 @@ from memory_core.text.answer_type import asks_when, states_time
     "What year did I move to Porto?",
     "On which day did we meet?",
     "How long ago did I start running?",
+    "How long has Caroline had her current group of friends for?",
+    "How many months passed between Andrew adopting Toby and Buddy?",
+    "我们在一起多久了？",
     "我什么时候去的杭州？",
     "你还记得我们哪天见面的吗",
 ])

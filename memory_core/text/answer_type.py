@@ -25,8 +25,9 @@ __all__ = ["asks_when", "states_time"]
 
 _WHEN = re.compile(
     r"^\s*when\b|\bwhen\s+(?:did|was|is|will|does|do|has|have|are|were|would|should)\b|"
-    r"\b(?:what|which)\s+(?:date|day|time|year|month|week(?:end)?)\b|\bhow\s+long\s+ago\b|\bsince\s+when\b|"
-    r"什么时候|啥时候|哪天|哪一天|几号|几月|哪年|哪一年|何时|多久以前|多久前",
+    r"\b(?:what|which)\s+(?:date|day|time|year|month|week(?:end)?)\b|\bhow\s+long\b|\bsince\s+when\b|"
+    r"\bhow\s+many\s+(?:years|months|weeks|days)\b|"
+    r"什么时候|啥时候|哪天|哪一天|几号|几月|哪年|哪一年|何时|多久|多长时间",
     re.IGNORECASE,
 )
 _ANCHOR = datetime(2000, 6, 15, 12, tzinfo=timezone.utc)  # any date: only whether a time is stated counts
