@@ -224,6 +224,14 @@ SINCE: list[tuple[str, str, str, str]] = [
 ]
 
 
+@pytest.mark.parametrize("text,label", [("I adopted another dog the other day", "the other day"),
+                                        ("前几天我去了杭州", "前几天"), ("几天前买的", "几天前"), ("前些日子", "前些日子")])
+def test_vague_words_for_a_few_days_back_span_the_week_before_today(text: str, label: str) -> None:
+    tr = parse_time_range(text, NOW)
+    assert tr is not None and (tr.start, tr.end, tr.label) == (_d("2024-05-25"), _d("2024-06-01"), label)
+    assert parse_time_range("On the other hand, another day", NOW) is None
+
+
 @pytest.mark.parametrize("text,start,end,label", SINCE, ids=[t for t, *_ in SINCE])
 def test_a_perfect_tense_duration_dates_its_start(text: str, start: str, end: str, label: str) -> None:
     tr = parse_time_range(text, NOW)

@@ -84,10 +84,11 @@ def _backfill_event_time(conn: Connection, batch: int = 2000) -> None:
         after = rows[-1][0]
 
 
-def _m0005_event_time_of_durations(conn: Connection) -> None:
+def _m0005_event_time_read_again(conn: Connection) -> None:
     """The time parser learnt perfect-tense durations ("we've been together for three years",
-    "在一起三年了" date their start): rows with no told time are read again (rows that have one
-    keep it; same cost as migration 4's fill, on the rows it left empty)."""
+    "在一起三年了" date their start) and vague few-days words ("the other day", "前几天"): rows
+    with no told time are read again (rows that have one keep it; same cost as migration 4's
+    fill, on the rows it left empty)."""
     _backfill_event_time(conn)
 
 
@@ -96,7 +97,7 @@ MIGRATIONS: list[Migration] = [
     (2, "user timeline index", _m0002_user_timeline_index),
     (3, "memory context", _m0003_memory_context),
     (4, "memory event time", _m0004_memory_event_time),
-    (5, "event time of durations", _m0005_event_time_of_durations),
+    (5, "told time read again", _m0005_event_time_read_again),
 ]
 
 

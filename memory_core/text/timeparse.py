@@ -386,6 +386,18 @@ def _zh_since_duration(m: re.Match[str], c: _Ctx) -> Span:
     return _ago(c, n, {"天": "d", "年": "y", "个月": "m"}.get(m.group(2), "w"))
 
 
+# Vague words for a few days back pin no day: they span the seven days before today ("I adopted
+# another dog the other day", "前几天我去了杭州"). "A few days ago", with its number, stays one day.
+@_rule(_NB + r"the other day" + _NA, needs=("other day",))
+def _en_the_other_day(m: re.Match[str], c: _Ctx) -> Span:
+    return _days(c, c.today - timedelta(days=7), 7)
+
+
+@_rule(r"前几天|前些天|前些日子|几天(?:以前|之前|前)", cjk=True)
+def _zh_a_few_days_ago(m: re.Match[str], c: _Ctx) -> Span:
+    return _days(c, c.today - timedelta(days=7), 7)
+
+
 def _ago(c: _Ctx, n: int, unit: str) -> Span:
     """The calendar day/week/month/year that lies ``n`` units before today."""
     if unit == "d":
