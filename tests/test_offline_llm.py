@@ -385,6 +385,8 @@ def test_a_model_provider_and_its_fallback_may_always_contradict() -> None:
 
 @pytest.mark.parametrize("context,text,importance", [
     ("Do you have any food allergies?", "Yes, peanuts.", 5),
+    ("Do you have any pets?", "Yes, two cats", 3),  # kept a year, like "my cats"
+    ("你家有宠物吗？", "有两只猫", 3),
     ("你有什么忌口吗？", "香菜", 4),
     ("Nice! What's your favorite pizza?", "Pepperoni of course!", 3),
     ("How are you?", "Good, thanks", 2),  # the question names nothing worth keeping

@@ -102,6 +102,9 @@ _INTEREST_RE = re.compile(
     r"\bI(?:'m| am) (?:currently |now )?(?:doing|playing) (?!fine|well|good|great|ok\b|okay|alright|better|worse|"
     r"nothing|something|anything|it\b|that\b|this\b|the dishes|my best)\w+|"
     r"\bI(?:'ve| have) worked with\b|\bmy (?:pets?|dogs?|cats?|snakes?|turtles?|hamsters?|rabbits?|parrots?|horses?)\b|"
+    r"\b(?:I|we) (?:have|own|keep|got|adopted|rescued) (?:a |an |any |some |two |three |\d+ )?(?:\w+ )?"
+    r"(?:pets?|dogs?|cats?|puppy|puppies|kittens?|snakes?|turtles?|hamsters?|rabbits?|parrots?|horses?)\b|"
+    r"我(?:家)?(?:有|养)(?:[一二两三四五几\d](?:只|条|个))?(?:宠物|猫|狗|小猫|小狗)|"
     r"\bvolunteer(?:s|ed|ing)?\b|\bmy (?:\w+ )?collection\b|\bI collect\b|\bI play (?:the )?(?!with\b|along\b|around\b)[a-z]{3,}|"
     r"\bI(?:'m| am) (?:currently |still )?(?:working on|looking for|considering|trying to|participating in|"
     r"competing in)\b|\bthese days\b",
@@ -911,7 +914,7 @@ class OfflineLLM(LLMProvider):
         importance, memory_type = importance_of(clean, now), memory_type_of(clean, now)
         question = asked_question(context or "")
         if question and importance > 1:  # "Thanks!" stays small talk whatever it answered
-            answered = f"{question} {clean}"
+            answered = f"{as_asked_of_me(question)} {clean}"  # the user's question: "Do I have pets?"
             if (with_question := importance_of(answered, now)) > importance:
                 importance, memory_type = with_question, memory_type_of(answered, now)
             if importance < 4 and slot_statement(clean, context) != clean:
