@@ -354,12 +354,17 @@ def _iso_month(m: re.Match[str], c: _Ctx) -> Span:
     return _month(c, year, month)
 
 
+def _zh_unit(word: str) -> str:
+    """d / w / m / y for a Chinese unit word (the rules' patterns admit only these words)."""
+    return {"天": "d", "日": "d", "年": "y", "个月": "m", "月": "m"}.get(word, "w")
+
+
 @_rule(r"(" + _CN_NUM + r")\s*(天|日|周|个星期|星期|个礼拜|礼拜|个月|月|年)(?:以前|之前|前)", cjk=True)
 def _zh_ago(m: re.Match[str], c: _Ctx) -> Span:
     n = cn_number(m.group(1))
     if n is None:
         return None
-    return _ago(c, n, {"天": "d", "日": "d", "年": "y", "个月": "m", "月": "m"}.get(m.group(2), "w"))
+    return _ago(c, n, _zh_unit(m.group(2)))
 
 
 @_rule(_NB + r"(" + _EN_NUM + r")\s+(day|week|month|year)s?\s+(?:ago|back|earlier)" + _NA)
@@ -383,18 +388,14 @@ def _zh_since_duration(m: re.Match[str], c: _Ctx) -> Span:
     n = cn_number(m.group(1))
     if n is None or n <= 0:
         return None
-    return _ago(c, n, {"天": "d", "年": "y", "个月": "m"}.get(m.group(2), "w"))
+    return _ago(c, n, _zh_unit(m.group(2)))
 
 
 # Vague words for a few days back pin no day: they span the seven days before today ("I adopted
 # another dog the other day", "前几天我去了杭州"). "A few days ago", with its number, stays one day.
-@_rule(_NB + r"the other day" + _NA, needs=("other day",))
-def _en_the_other_day(m: re.Match[str], c: _Ctx) -> Span:
-    return _days(c, c.today - timedelta(days=7), 7)
-
-
 @_rule(r"前几天|前些天|前些日子|几天(?:以前|之前|前)", cjk=True)
-def _zh_a_few_days_ago(m: re.Match[str], c: _Ctx) -> Span:
+@_rule(_NB + r"the other day" + _NA, needs=("other day",))
+def _a_few_days_back(m: re.Match[str], c: _Ctx) -> Span:
     return _days(c, c.today - timedelta(days=7), 7)
 
 
@@ -415,7 +416,7 @@ def _zh_last_n(m: re.Match[str], c: _Ctx) -> Span:
     n = 3 if m.group(1) == "几" else cn_number(m.group(1))
     if n is None or n <= 0:
         return None
-    return _last_n(c, n, {"天": "d", "日": "d", "年": "y", "个月": "m"}.get(m.group(2), "w"))
+    return _last_n(c, n, _zh_unit(m.group(2)))
 
 
 @_rule(_NB + r"(?:(?:in|over|during|within) )?(?:the )?(?:last|past|previous|recent) (?:(" + _EN_NUM + r") )?(days?|weeks?|months?|years?)" + _NA)
