@@ -80,7 +80,8 @@ def test_reactions_to_someone_elses_news_are_not_salient(text: str) -> None:
 
 # The same experience told in English and in Chinese is kept as long (written for this test, not
 # taken from a benchmark): English says "very happy" as often with an idiom ("had a great time")
-# as with an adverb, and "happy to see the pandas" is the user's own moment, not a reply.
+# as with an adverb, "happy to see the pandas" is the user's own moment, not a reply, and
+# Chinese 很 marks no strength.
 PARALLEL = [
     ("We had a wonderful time at the beach with my cousins", "我和表哥表姐在海边玩得非常开心", 4),
     ("I had a blast at the concert", "我在演唱会上玩得特别开心", 4),
@@ -93,6 +94,14 @@ PARALLEL = [
     ("I felt nervous before the piano recital", "钢琴演奏会之前我感到紧张", 3),
     ("She felt relieved when the exam was over", "考试结束后她感到如释重负", 3),
     ("Lisa felt uneasy at the crowded mall", "Lisa在拥挤的商场里感到不安", 3),
+    # 很 is the default before a Chinese adjective, not "very": 很生气 is "angry", felt, not strong.
+    ("I had a fight with my best friend and I'm still angry about it", "我和最好的朋友吵架了，到现在还很生气", 3),
+    ("My boss criticized me at work today and I felt wronged", "今天在公司被老板批评了，很委屈", 3),
+    ("I was home alone last night and suddenly felt scared", "昨晚一个人在家，突然很害怕", 3),
+    ("I got scammed out of five thousand yuan and I really regret it", "我被骗了五千块钱，非常后悔", 4),
+    ("I was extremely worried when my cat went missing", "我的猫走丢了，急死我了", 4),
+    ("We went to the beach with my family on the weekend", "周末和家人去海边玩", 4),
+    ("Last winter our whole family went to Harbin to see the ice sculptures", "去年冬天我们全家去哈尔滨看冰雕", 4),
 ]
 
 

@@ -51,9 +51,9 @@ _CONTACT_RE = re.compile(
     r"\[(?:PHONE|EMAIL|ID_NUMBER|BANK_CARD)\]|电话|手机号|手机号码|邮箱|微信号|\bphone\b|\be-?mail\b|\bmobile number\b", _I)
 _BIRTHDAY_RE = re.compile(r"生日|出生|\bbirthday\b|\bborn (?:on|in)\b", _I)
 _FAMILY_RE = re.compile(
-    r"妈妈|母亲|爸爸|父亲|老婆|妻子|老公|丈夫|女儿|儿子|孩子|哥哥|姐姐|弟弟|妹妹|爷爷|奶奶|外公|外婆|家人|女朋友|男朋友|"
+    r"妈妈|母亲|爸爸|父亲|老婆|妻子|老公|丈夫|女儿|儿子|孩子|哥哥|姐姐|弟弟|妹妹|爷爷|奶奶|外公|外婆|家人|全家|一家人|女朋友|男朋友|"
     r"\b(?:wife|husband|son|daughter|mother|father|mom|mum|dad|kids?|children|sister|brother|grandma|grandpa|"
-    r"grandmother|grandfather|girlfriend|boyfriend|fianc[ée]e?|partner)\b",
+    r"grandmother|grandfather|girlfriend|boyfriend|fianc[ée]e?|partner|family)\b",
     _I,
 )
 _JOB_RE = re.compile(
@@ -152,11 +152,14 @@ _EMOTION_WORDS = (
     r"lonely|scared|afraid|terrified|nervous|anxious|worried|angry|furious|frustrated|disappointed|"
     r"embarrassed|ashamed|overwhelmed|stressed|miserable|ecstatic|overjoyed|delighted|stoked|struggling|peaceful|motivated|motivating|inspired|"
     # Parity: the English and Chinese names of the same feelings (a zh/en parallel test set).
-    r"恼火|烦躁|嫉妒|吃醋|如释重负|不安(?!全)|discouraged|annoyed|relieved|uneasy|jealous|elated"
+    r"恼火|烦躁|嫉妒|吃醋|如释重负|不安(?!全)|discouraged|annoyed|relieved|uneasy|jealous|elated|regret(?:ful)?|wronged"
 )
 _EMOTION_RE = re.compile(rf"(?:{_EMOTION_WORDS})", _I)
 _INTENSE_EMOTION_RE = re.compile(
-    rf"(?:非常|特别|十分|极其|无比|超级|太|好|很|真)(?:的)?(?:{_EMOTION_WORDS})|"
+    # Not 很: a Chinese adjective takes it by default ("我很开心" is "I'm happy"), so it marks no
+    # strength; "好开心" / "真开心" ("so happy") do.
+    rf"(?:非常|特别|十分|极其|无比|超级|太|好|真)(?:的)?(?:{_EMOTION_WORDS})|"
+    rf"(?:急|气|吓|烦|累|难受|伤心|开心|高兴)死(?:我|人)?了|"
     rf"\b(?:very|so|really|extremely|incredibly|deeply|truly|super|totally)\s+(?:{_EMOTION_WORDS})\b|"
     rf"(?:{_EMOTION_WORDS})(?:极了|得不得了|不已)|"
     r"心碎|崩溃|痛哭|狂喜|欣喜若狂|伤心欲绝|玩得(?:很|非常|特别|超级?)?(?:尽兴|嗨)|"
