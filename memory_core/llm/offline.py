@@ -858,7 +858,7 @@ _NO_VALUE_RE = re.compile(
     r"^\W*(?:no\b|nope\b|not\b|never\b|none\b|n/a\b|i'?d rather|rather not|i don'?t|i do not|i can'?t|"
     r"i won'?t|why\b|guess\b|不|没|别|保密|算了|为什么|你猜)|"
     r"\b(?:same|still|unchanged|as before)\b|没变|没换|还是|一样", re.IGNORECASE)
-_ANSWER_LEAD_RE = re.compile(r"^\s*(?:it'?s|it is|that'?s|that is|at|in|就是|是|在)\s+|^\s*(?:就是|是|在)", re.IGNORECASE)
+_ANSWER_LEAD_RE = re.compile(r"^\s*(?:(?:it'?s|it is|that'?s|that is|at|in)\s+|(?:就是|是|在)\s*)", re.IGNORECASE)
 _SLOT_ANSWER_MAX_CHARS = 120
 
 
