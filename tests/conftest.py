@@ -23,7 +23,9 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("RUST_LOG", "error")  # milvus-lite's tantivy logs every commit at INFO
 
-from tests.fixtures_models import embedder, fp32_embedder, model_cache_dir, torch_embedder  # noqa: E402,F401  (shared model fixtures)
+# Shared fixtures live in plain modules, registered as plugins (importing them here would
+# shadow the fixture names that other fixtures take as arguments).
+pytest_plugins = ("tests.fixtures_models", "tests.app_support")
 
 PG_ADMIN_URL = os.environ.get("TEST_PG_ADMIN_URL", "postgresql+psycopg2://postgres@127.0.0.1:5432/postgres")
 REDIS_TEST_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0")

@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 from services import runtime
 from services.auth import hash_password
 from services.demo_data import seed_demo
-from tests.app_support import ALICE, REPO_ROOT, STAFF, ZHANG, app_env  # noqa: F401  (fixture)
+from tests.app_support import ALICE, REPO_ROOT, STAFF, ZHANG  # app_env: a fixture, registered in conftest.py
 
 CHAT = str(REPO_ROOT / "pages" / "1_💬_Chat.py")
 ADMIN = str(REPO_ROOT / "pages" / "2_🛠️_Admin.py")
