@@ -2,6 +2,8 @@
 
 Each request pops the next scripted behaviour: a text answer, a malformed one, a slow one
 (to trigger the client's timeout) or an HTTP error. Streaming requests get server-sent events.
+When the script is empty, ``responder`` (if set) answers from the request body, so a long run
+(a benchmark slice) can get a fitting answer to every job; otherwise the answer is empty.
 """
 from __future__ import annotations
 
@@ -9,13 +11,14 @@ import json
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Callable
 
 
 class FakeOpenAI:
     def __init__(self) -> None:
         self.script: list[dict[str, Any]] = []
         self.requests: list[dict[str, Any]] = []
+        self.responder: Callable[[dict[str, Any]], str] | None = None
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -25,7 +28,10 @@ class FakeOpenAI:
             def do_POST(self) -> None:  # noqa: N802
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
                 outer.requests.append(body)
-                step = outer.script.pop(0) if outer.script else {"text": ""}
+                if outer.script:
+                    step = outer.script.pop(0)
+                else:
+                    step = {"text": outer.responder(body) if outer.responder else ""}
                 if step.get("sleep"):
                     time.sleep(step["sleep"])
                 if step.get("status"):

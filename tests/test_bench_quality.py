@@ -13,7 +13,8 @@ from bench.quality.datasets import LOCOMO_PATH, MADIAL_DIR, load_locomo, load_ma
 from bench.quality.embed_cache import CachingEmbedder
 from bench.quality.metrics import all_hit_at, ndcg_at, parse_dia_ids, recall_at
 from bench.quality.report import markdown, write_chart, write_json
-from bench.quality.runner import locomo_scores, madial_scores, run_corpus
+from bench.quality.runner import locomo_scores, madial_scores, make_engine, run_corpus
+from tests.fake_openai import FakeOpenAI
 
 needs_data = pytest.mark.skipif(not LOCOMO_PATH.exists() or not MADIAL_DIR.exists(),
                                 reason="../shared/data is not present")
@@ -116,3 +117,47 @@ def test_harness_on_one_locomo_conversation(embedder, model_cache_dir: Path, tmp
     assert set(loaded["madial_en"]["full"]) >= {"recall@1", "recall@3", "recall@5", "ndcg@5"}
     assert "plotly" in (tmp_path / "q.html").read_text()[:5000].lower()
     assert "| cat1-4 | full |" in markdown(results)
+
+
+@needs_data
+def test_harness_can_run_through_an_llm_endpoint(embedder, model_cache_dir: Path, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--llm``: the endpoint configured in the environment analyses every write and rewrites
+    every query (a real local HTTP server speaking the OpenAI protocol), and the run says so."""
+    fake = FakeOpenAI()
+    rewrites: list[str] = []
+
+    def answer(body: dict) -> str:
+        system, user = body["messages"][0]["content"], body["messages"][-1]["content"]
+        if system.startswith("You label"):
+            return json.dumps({"importance": 3, "memory_type": "episodic", "entities": ["LLM-ENTITY"],
+                               "summary": user[:60]})
+        if system.startswith("Rewrite"):
+            rewrites.append(user)
+            return user
+        return json.dumps({"supersedes": False})
+
+    fake.responder = answer
+    monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    monkeypatch.setenv("LLM_MODEL", "fake-model")
+    try:
+        corpus = load_locomo(conversations=1, questions_per_conversation=3)
+        corpus.items[:] = corpus.items[:60]  # the first sessions: enough to search, quick to write
+        run = run_corpus(corpus, CachingEmbedder(embedder, tmp_path / "emb.sqlite3"), model_cache_dir, ["full"],
+                         progress=lambda _msg: None, llm=True)
+    finally:
+        fake.close()
+    analysed = [r for r in fake.requests if r["messages"][0]["content"].startswith("You label")]
+    assert len(analysed) == len(corpus.items)
+    assert sorted(rewrites) == sorted(q.text for q in corpus.queries)
+    assert run.llm == "fake-model" and run.llm_failures == 0
+    assert len(run.runs["full"].rankings) == len(corpus.queries)
+
+
+def test_harness_refuses_llm_without_an_endpoint(embedder, model_cache_dir: Path, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "LLM_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(ValueError, match="OPENAI_BASE_URL"):
+        make_engine(embedder, model_cache_dir, tmp_path, forgetting=True, llm=True)

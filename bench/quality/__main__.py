@@ -1,4 +1,4 @@
-"""``python -m bench.quality [--quick | --conversations N] [--forgetting on|off|both] [--precision auto|fp32|int8]``."""
+"""``python -m bench.quality [--quick | --conversations N] [--forgetting on|off|both] [--precision auto|fp32|int8] [--llm]``."""
 from __future__ import annotations
 
 import os
@@ -29,7 +29,7 @@ MODEL_DIR = ROOT / "data" / "test-models"
 def run(conversations: int | None, questions: int | None, dialogues: int | None, forgetting: str,
         methods: list[str], datasets: list[str], json_path: Path | None, html_path: Path | None,
         cache_path: Path = CACHE, off_methods: list[str] | None = None, captions: bool = False,
-        precision: str = "auto") -> dict[str, Any]:
+        precision: str = "auto", llm: bool = False) -> dict[str, Any]:
     """Run the benchmark; returns the result dict (also written to ``json_path`` / ``html_path``)."""
     from memory_core.config import BUNDLED_EMBEDDING_MODEL
     from memory_core.embedding import load_embedder
@@ -40,11 +40,13 @@ def run(conversations: int | None, questions: int | None, dialogues: int | None,
     variants = {"on": [True], "off": [False], "both": [True, False]}[forgetting]
     results: dict[str, Any] = {}
     meta: dict[str, Any] = {"expiry": {}, "context_tokens_top5": {}, "write_seconds": {}, "query_seconds": {},
-                            "locomo_image_captions": captions, "embedder": embedder.name}
+                            "locomo_image_captions": captions, "embedder": embedder.name,
+                            "llm": {}, "llm_failures": {}}
 
     def record(key: str, run_: CorpusRun) -> None:
         meta["write_seconds"][key] = round(run_.write_seconds, 1)
         meta["query_seconds"][key] = {m: round(r.seconds, 1) for m, r in run_.runs.items()}
+        meta["llm"][key], meta["llm_failures"][key] = run_.llm, run_.llm_failures
         meta["expiry"][key] = {"memories": run_.memories, "gold_ids": run_.gold_total,
                                "gold_ids_expired_at_query_time": run_.hidden_gold,
                                "queries_with_expired_gold": run_.queries_with_hidden_gold}
@@ -58,7 +60,7 @@ def run(conversations: int | None, questions: int | None, dialogues: int | None,
         use = methods if (on or forgetting == "off" or not off_methods) else off_methods
         if "locomo" in datasets:
             corpus = load_locomo(conversations, questions, captions=captions)
-            r = run_corpus(corpus, embedder, MODEL_DIR, use, forgetting=on)
+            r = run_corpus(corpus, embedder, MODEL_DIR, use, forgetting=on, llm=llm)
             results["locomo" + suffix] = {m: locomo_scores(run_, corpus.queries) for m, run_ in r.runs.items()}
             meta["locomo_questions_without_evidence"] = corpus.skipped
             record("locomo" + suffix, r)
@@ -66,7 +68,7 @@ def run(conversations: int | None, questions: int | None, dialogues: int | None,
             if f"madial_{lang}" not in datasets:
                 continue
             corpus = load_madial(lang, dialogues)
-            r = run_corpus(corpus, embedder, MODEL_DIR, use, forgetting=on)
+            r = run_corpus(corpus, embedder, MODEL_DIR, use, forgetting=on, llm=llm)
             results[f"madial_{lang}" + suffix] = {m: madial_scores(run_, corpus.queries) for m, run_ in r.runs.items()}
             record(f"madial_{lang}" + suffix, r)
 
@@ -106,22 +108,32 @@ def main() -> None:
                         default=os.environ.get("EMBEDDING_PRECISION", "auto"),
                         help="encoder precision (EMBEDDING_PRECISION; auto = the product default, int8 for the "
                              "bundled model); other precisions' results need --out")
+    parser.add_argument("--llm", action="store_true",
+                        help="analyse writes and rewrite queries with the OpenAI-compatible endpoint configured in "
+                             "the environment (OPENAI_BASE_URL, OPENAI_API_KEY, LLM_MODEL) instead of the offline "
+                             "stand-in; its results are written only with --out")
     parser.add_argument("--out", default=None, help="JSON path (default bench/results/quality.json for full "
                                                     "runs; slices are not written unless given)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
+    if args.llm:
+        from memory_core.config import Settings
+        if not Settings(_env_file=None).llm_configured:  # type: ignore[call-arg]
+            parser.error("--llm needs an OpenAI-compatible endpoint: set OPENAI_BASE_URL (or OPENAI_API_KEY) "
+                         "and LLM_MODEL")
     conversations, questions, dialogues = args.conversations, args.questions, args.dialogues
     if args.quick:
         conversations, questions, dialogues = conversations or 2, questions or 40, dialogues or 40
     sliced = any(v is not None for v in (conversations, questions, dialogues))
     # Only the default configuration overwrites the committed result.
-    json_path = Path(args.out) if args.out else (None if sliced or args.precision != "auto" else RESULTS / "quality.json")
+    json_path = Path(args.out) if args.out else (
+        None if sliced or args.precision != "auto" or args.llm else RESULTS / "quality.json")
     html_path = json_path.with_suffix(".html") if json_path else None
     results = run(conversations, questions, dialogues, args.forgetting,
                   [m.strip() for m in args.methods.split(",") if m.strip()],
                   [d.strip() for d in args.datasets.split(",") if d.strip()], json_path, html_path,
                   off_methods=[m.strip() for m in args.off_methods.split(",") if m.strip()],
-                  captions=args.captions, precision=args.precision)
+                  captions=args.captions, precision=args.precision, llm=args.llm)
     print(markdown(results))
     if json_path:
         print(f"\nwrote {json_path} and {html_path}")

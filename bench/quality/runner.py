@@ -44,6 +44,8 @@ class CorpusRun:
     hidden_gold: int  # gold ids whose memory is expired at query time
     gold_total: int
     queries_with_hidden_gold: int
+    llm: str = "offline"  # the provider that analysed the writes and rewrote the queries
+    llm_failures: int = 0  # calls the endpoint failed and the offline provider answered instead
 
 
 def source_ids(sources: Sequence[str], dataset: str) -> set[str]:
@@ -53,24 +55,33 @@ def source_ids(sources: Sequence[str], dataset: str) -> set[str]:
     return set(sources)
 
 
-def make_engine(embedder: Embedder, model_cache_dir: Path, workdir: Path, forgetting: bool) -> MemoryEngine:
-    """One engine with its own SQLite and Milvus Lite store under ``workdir``."""
+def make_engine(embedder: Embedder, model_cache_dir: Path, workdir: Path, forgetting: bool,
+                llm: bool = False) -> MemoryEngine:
+    """One engine with its own SQLite and Milvus Lite store under ``workdir``. The offline LLM
+    stand-in unless ``llm``: then the OpenAI-compatible endpoint configured in the environment
+    (``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` / ``LLM_MODEL``) analyses every write and rewrites
+    every query, as it would in production; that is the run that shows what an LLM adds."""
     overrides: dict[str, object] = {}
     if not forgetting:
         overrides["ttl_days_by_importance"] = "0,0,0,0,0"
+    if not llm:
+        overrides.update(openai_base_url="", openai_api_key=None, llm_model="")
     settings = Settings(
         _env_file=None,  # type: ignore[call-arg]
         data_dir=workdir / "data", milvus_uri=str(workdir / f"q{uuid.uuid4().hex[:8]}.db"),
-        model_cache_dir=model_cache_dir, redis_url="", openai_base_url="", openai_api_key=None, llm_model="",
+        model_cache_dir=model_cache_dir, redis_url="",
         **overrides,
     )
+    if llm and not settings.llm_configured:
+        raise ValueError("--llm needs an OpenAI-compatible endpoint: set OPENAI_BASE_URL (or OPENAI_API_KEY) "
+                         "and LLM_MODEL")
     return open_memory(settings, embedder=embedder)
 
 
 def run_corpus(corpus: Corpus, embedder: Embedder, model_cache_dir: Path, methods: Sequence[str],
-               forgetting: bool = True, progress: Callable[[str], None] = print) -> CorpusRun:
+               forgetting: bool = True, progress: Callable[[str], None] = print, llm: bool = False) -> CorpusRun:
     with tempfile.TemporaryDirectory(prefix="bench-quality-") as tmp:
-        engine = make_engine(embedder, model_cache_dir, Path(tmp), forgetting)
+        engine = make_engine(embedder, model_cache_dir, Path(tmp), forgetting, llm=llm)
         try:
             t = time.perf_counter()
             results = engine.add_many(corpus.items)
@@ -86,7 +97,8 @@ def run_corpus(corpus: Corpus, embedder: Embedder, model_cache_dir: Path, method
             engine.flush()
         finally:
             engine.close()
-    return CorpusRun(corpus, runs, write_seconds, memories, hidden, total, hidden_q)
+    return CorpusRun(corpus, runs, write_seconds, memories, hidden, total, hidden_q,
+                     llm=engine.llm.name if llm else "offline", llm_failures=int(getattr(engine.llm, "failures", 0)))
 
 
 def _ask(engine: MemoryEngine, corpus: Corpus, options: RetrievalOptions, with_context: bool) -> MethodRun:
