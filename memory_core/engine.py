@@ -242,9 +242,15 @@ class MemoryEngine:
         return self.get(before.memory_id)
 
     def delete(self, memory_id: str, *, actor: str, user_id: str | None = None, note: str = "") -> None:
-        """Hard-delete one memory (row and vector). The history keeps who deleted what."""
+        """Hard-delete one memory (row and vector). The history keeps who deleted what.
+
+        The memories it replaced (newer wins, or a merge) do not stay pointing at nothing: if it
+        was current, they are current again ("forget that" after "I live in Porto now" leaves
+        "I live in Lisbon" as the user's address, not no address at all); if it had itself been
+        replaced, they now point at what replaced it."""
         before = self.get(memory_id, user_id)
         now = self.clock.now()
+        successor = before.superseded_by if before.status is MemoryStatus.SUPERSEDED else None
         with self.repo.session() as session:
             from memory_core.storage.schema import MemoryRow
 
@@ -253,8 +259,22 @@ class MemoryEngine:
                 session.delete(row)
             self.repo.add_history(session, memory_id=before.memory_id, user_id=before.user_id, action="delete",
                                   actor=actor, at=now, before=snapshot(before), after=None, note=note)
+            replaced = self.repo.replaced_by(session, before.user_id, before.memory_id)
+            if successor is not None:
+                for old in replaced:
+                    self.repo.update_fields(session, old.memory_id, superseded_by=successor, updated_at=now)
+                    after = self.repo.get(old.memory_id, session)
+                    self.repo.add_history(session, memory_id=old.memory_id, user_id=old.user_id, action="update",
+                                          actor=actor, at=now, before=snapshot(old),
+                                          after=snapshot(after) if after else None,
+                                          note=f"the memory that replaced it ({before.memory_id}) was deleted; "
+                                               f"now replaced by {successor}")
         self._unindex([before.memory_id], before.user_id)
         self._drop_archived(before.user_id, [before.memory_id])
+        if successor is None:
+            for old in replaced:
+                self._set_status(old.memory_id, MemoryStatus.ACTIVE, actor=actor, user_id=old.user_id,
+                                 note=f"current again: the memory that replaced it ({before.memory_id}) was deleted")
         self.cache.invalidate_user(before.user_id)
 
     def _drop_archived(self, user_id: str, memory_ids: Sequence[str]) -> None:

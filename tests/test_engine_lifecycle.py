@@ -158,3 +158,43 @@ def test_long_text_is_chunked_within_model_limit(make_engine) -> None:
         assert engine.embedder.count_tokens(record.content) <= 512
         assert record.source == ["doc-1"]
     assert engine.vectors.count() == len(result.created)
+
+
+@pytest.mark.parametrize("sql", ["sqlite", "postgres"])
+def test_deleting_a_newer_fact_makes_the_one_it_replaced_current_again(make_engine, sql: str) -> None:
+    """Newer wins marks "Lisbon" superseded by "Porto"; deleting "Porto" must not leave the user
+    with no address and "Lisbon" pointing at a row that no longer exists."""
+    clock = FixedClock(T0)
+    engine = make_engine(sql=sql, clock=clock)
+    lisbon = engine.add("u1", "I live in Lisbon now").created[0]
+    clock.set(T0 + timedelta(days=1))
+    porto = engine.add("u1", "I live in Porto now").created[0]
+    assert engine.get(lisbon).superseded_by == porto
+    assert [r.memory_id for r in engine.search("u1", "Where do I live?").results] == [porto]
+
+    engine.delete(porto, actor="chat:alice", user_id="u1", note="user asked to forget it")
+    back = engine.get(lisbon)
+    assert back.status.value == "active" and back.superseded_by is None
+    assert [r.content for r in engine.search("u1", "Where do I live?").results] == ["I live in Lisbon now"]
+    last = engine.history(lisbon)[-1]
+    assert last.action == "restore" and last.actor == "chat:alice" and porto in last.note
+
+
+@pytest.mark.parametrize("sql", ["sqlite", "postgres"])
+def test_deleting_a_replaced_fact_hands_its_predecessors_to_its_successor(make_engine, sql: str) -> None:
+    """Lisbon -> Porto -> Berlin: deleting the middle one must not bring Lisbon back beside Berlin."""
+    clock = FixedClock(T0)
+    engine = make_engine(sql=sql, clock=clock)
+    ids = []
+    for day, city in enumerate(["Lisbon", "Porto", "Berlin"]):
+        clock.set(T0 + timedelta(days=day))
+        ids.append(engine.add("u1", f"I live in {city} now").created[0])
+    lisbon, porto, berlin = ids
+    assert engine.get(lisbon).superseded_by == porto and engine.get(porto).superseded_by == berlin
+
+    engine.delete(porto, actor="staff:lin", user_id="u1")
+    assert engine.get(lisbon).status.value == "superseded" and engine.get(lisbon).superseded_by == berlin
+    assert engine.history(lisbon)[-1].actor == "staff:lin"
+    assert [r.content for r in engine.search("u1", "Where do I live?").results] == ["I live in Berlin now"]
+    engine.delete(berlin, actor="staff:lin", user_id="u1")
+    assert [r.content for r in engine.search("u1", "Where do I live?").results] == ["I live in Lisbon now"]

@@ -81,6 +81,17 @@ def test_undo_and_forget_turn_delete_only_what_was_created(engine) -> None:  # t
     assert roles == ["user", "assistant", "user", "assistant"]
 
 
+def test_undo_of_a_correction_brings_back_what_it_corrected(engine) -> None:  # type: ignore[no-untyped-def]
+    chat = ChatService(engine)
+    session = new_session_id()
+    chat.remember(ALICE, session, "I live in Lisbon now", "m-1")
+    correction = chat.remember(ALICE, session, "I live in Porto now", "m-2")
+    assert [r.content for r in engine.search("alice", "Where do I live?").results] == ["I live in Porto now"]
+    reply, deleted = chat.forget_turn(ALICE, session, "forget that", correction)
+    assert deleted == correction.created
+    assert [r.content for r in engine.search("alice", "Where do I live?").results] == ["I live in Lisbon now"]
+
+
 def test_a_user_cannot_undo_another_users_memory(engine) -> None:  # type: ignore[no-untyped-def]
     chat = ChatService(engine)
     theirs = chat.remember(ZHANG, "s", "我住在杭州", "m-zhang")

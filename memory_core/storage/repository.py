@@ -166,6 +166,15 @@ class SqlRepository:
             ).first()
             return to_record(row) if row else None
 
+    def replaced_by(self, session: Session, user_id: str, memory_id: str) -> list[MemoryRecord]:
+        """The user's memories that ``memory_id`` superseded (newer wins) or merged."""
+        rows = session.scalars(
+            select(MemoryRow).where(MemoryRow.user_id == user_id, MemoryRow.superseded_by == memory_id,
+                                    MemoryRow.status == MemoryStatus.SUPERSEDED.value)
+            .order_by(MemoryRow.created_at)
+        )
+        return [to_record(row) for row in rows]
+
     def pending_vectors(self, limit: int = 500, user_id: str | None = None) -> list[MemoryRecord]:
         """Active memories whose vector is not (or no longer) written."""
         conditions = [MemoryRow.vector_written.is_(False), MemoryRow.status == MemoryStatus.ACTIVE.value]
