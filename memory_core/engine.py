@@ -320,21 +320,32 @@ class MemoryEngine:
     def reconcile(self, user_id: str | None = None) -> ReconcileReport:
         """Make Milvus match SQL: write missing vectors, remove orphans, re-embed stale ones.
 
-        Idempotent and safe beside concurrent writes (they write SQL first, so a vector is never
-        newer than its row). Two concurrent calls in one process run one after the other.
+        Idempotent and safe beside concurrent writes: they write SQL first, so a vector is never
+        newer than its row, and reconcile therefore reads Milvus *before* SQL. Read the other way
+        round, a memory (or a new user's first memory) written between the two reads had a vector
+        but no row yet, and was removed as an orphan. Two concurrent calls in one process run one
+        after the other.
         """
         with self._reconcile_lock:
-            users = [check_user_id(user_id)] if user_id is not None else [u for u, _ in self.repo.user_ids()]
             written = removed = reembedded = 0
             errors: list[str] = []
+            vector_users: list[str] | None = None
             if user_id is None:
                 try:
+                    vector_users = list(self.vectors.all_user_ids())
+                except Exception as exc:
+                    errors.append(f"listing vector users failed: {exc}")
+            users = [check_user_id(user_id)] if user_id is not None else [u for u, _ in self.repo.user_ids()]
+            if vector_users is not None:
+                try:
                     known = set(users)
-                    for orphan_user in [u for u in self.vectors.all_user_ids() if u not in known]:
+                    for orphan_user in [u for u in vector_users if u not in known]:
+                        if self.repo.active_hashes(orphan_user):
+                            continue  # its first memory landed after the SQL read: not an orphan
                         self.vectors.delete_user(orphan_user)
                         removed += 1
                 except Exception as exc:
-                    errors.append(f"listing vector users failed: {exc}")
+                    errors.append(f"removing vectors of users SQL no longer has failed: {exc}")
             for uid in users:
                 try:
                     w, r, e = self._reconcile_user(uid)
@@ -345,11 +356,15 @@ class MemoryEngine:
                                    errors=errors)
 
     def _reconcile_user(self, user_id: str) -> tuple[int, int, int]:
+        in_milvus = self.vectors.user_hashes(user_id)  # first: see ``reconcile``
         in_sql = self.repo.active_hashes(user_id)
-        in_milvus = self.vectors.user_hashes(user_id)
         orphans = [mid for mid in in_milvus if mid not in in_sql]
         missing = [mid for mid in in_sql if mid not in in_milvus]
         stale = [mid for mid in in_sql if mid in in_milvus and in_milvus[mid] != in_sql[mid]]
+        if orphans:
+            # A row restored or re-activated since the SQL read keeps its vector.
+            now_active = {mid for mid, r in self.repo.get_many(orphans).items() if r.status is MemoryStatus.ACTIVE}
+            orphans = [mid for mid in orphans if mid not in now_active]
         if orphans:
             self.vectors.delete(orphans, user_id=user_id)
         # Rows marked pending whose vector is already right (crash after upsert): re-upsert too,

@@ -50,3 +50,23 @@ class DiesOnUpsertStore(MilvusVectorStore):
 
     def _write(self, records: Sequence[VectorRecord], fresh: bool) -> None:
         os._exit(17)
+
+
+class WriteDuringReconcileStore(MilvusVectorStore):
+    """A real store that runs ``before_read`` once, just before reconcile's next read of the
+    user list or of a user's hashes: a write landing in the middle of a reconcile."""
+
+    before_read = None  # type: ignore[var-annotated]
+
+    def _fire(self) -> None:
+        hook, self.before_read = self.before_read, None
+        if hook is not None:
+            hook()
+
+    def all_user_ids(self):  # type: ignore[no-untyped-def]
+        self._fire()
+        return super().all_user_ids()
+
+    def user_hashes(self, user_id):  # type: ignore[no-untyped-def]
+        self._fire()
+        return super().user_hashes(user_id)

@@ -10,7 +10,7 @@ import pytest
 
 from memory_core import MemoryQuery
 from memory_core.vectors.base import VectorRecord
-from tests.faults import DownStore, FailingWritesStore
+from tests.faults import DownStore, FailingWritesStore, WriteDuringReconcileStore
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -115,3 +115,28 @@ def test_vector_store_down_degrades_search_and_queues_writes(make_engine, make_s
     response = engine.search("u1", "new bank card arrives")
     assert not response.degraded
     assert queued.created[0] in [r.memory_id for r in response.results]
+
+
+@pytest.mark.parametrize("sql", ["sqlite", "postgres"])
+def test_a_write_during_reconcile_keeps_its_vector(make_engine, make_settings, embedder, sql: str) -> None:
+    """Writes commit SQL before Milvus, so reconcile must read Milvus before SQL: read the other
+    way round, a memory written between the two reads looked like an orphan vector and lost it."""
+    settings = make_settings()
+    store = WriteDuringReconcileStore(settings.resolved_milvus_uri, "memories", embedder.dim)
+    engine = make_engine(sql=sql, vectors=store, milvus_uri=settings.resolved_milvus_uri)
+    engine.add("u1", "I play the cello on Sundays")
+    written: list[str] = []
+
+    store.before_read = lambda: written.extend(engine.add("u1", "My bike is a green Brompton").created)
+    engine.reconcile("u1")  # the write lands between reconcile's reads of one user
+    store.before_read = lambda: written.extend(engine.add("newcomer", "I grow tomatoes on my balcony").created)
+    engine.reconcile()  # a new user's first write lands between the reads of the user lists
+
+    assert len(written) == 2
+    for memory_id in written:
+        record = engine.get(memory_id)
+        assert record.vector_written
+        assert engine.vectors.user_hashes(record.user_id).get(memory_id) == record.content_hash
+    assert engine.search("newcomer", "what do I grow?").results[0].memory_id == written[1]
+    again = engine.reconcile()
+    assert (again.written, again.removed, again.reembedded) == (0, 0, 0)
