@@ -2,6 +2,11 @@
 
 Invalidation is by generation: every write for a user bumps that user's generation number,
 and keys embed the generation, so one O(1) increment retires all of a user's cached results.
+A search reads the generation once, *before* it reads any data, and stores its result under
+that generation: a write that commits while the search runs bumps the generation, so the result
+(which may predate the write) lands under a generation no one reads again. Reading the
+generation only when storing put such a stale result under the new one, where it was served
+until its TTL ran out, even after an erasure.
 Redis failures never fail a request: the cache is bypassed, and a user whose invalidation
 could not be delivered is served uncached until it is (so a Redis that comes back with old
 entries cannot serve stale results).
@@ -32,10 +37,17 @@ class ResultCache(ABC):
         self.errors = 0
 
     @abstractmethod
-    def get(self, user_id: str, key: str) -> str | None: ...
+    def generation(self, user_id: str) -> str | None:
+        """The user's current generation, read before a search reads any data; None when the
+        cache cannot be trusted for this user now (then the search neither reads nor stores)."""
 
     @abstractmethod
-    def set(self, user_id: str, key: str, value: str) -> None: ...
+    def get(self, user_id: str, key: str, generation: str) -> str | None: ...
+
+    @abstractmethod
+    def set(self, user_id: str, key: str, value: str, generation: str, ttl_s: float | None = None) -> None:
+        """Store under ``generation``, for at most ``ttl_s`` seconds (capped by the cache's TTL):
+        a result that stops being true at a known time (a memory in it expires) lives no longer."""
 
     @abstractmethod
     def invalidate_user(self, user_id: str) -> None: ...
@@ -58,15 +70,19 @@ class InProcessCache(ResultCache):
 
     def __init__(self, max_entries: int = 10_000, ttl_s: int = 3600) -> None:
         super().__init__()
-        self._data: OrderedDict[tuple[str, int, str], tuple[float, str]] = OrderedDict()
+        self._data: OrderedDict[tuple[str, str, str], tuple[float, str]] = OrderedDict()
         self._generation: dict[str, int] = {}
         self._lock = threading.Lock()
         self._max = max_entries
         self._ttl = ttl_s
 
-    def get(self, user_id: str, key: str) -> str | None:
+    def generation(self, user_id: str) -> str | None:
         with self._lock:
-            k = (user_id, self._generation.get(user_id, 0), key)
+            return str(self._generation.get(user_id, 0))
+
+    def get(self, user_id: str, key: str, generation: str) -> str | None:
+        with self._lock:
+            k = (user_id, generation, key)
             item = self._data.get(k)
             if item is None or item[0] < time.monotonic():
                 self._data.pop(k, None)
@@ -74,10 +90,13 @@ class InProcessCache(ResultCache):
             self._data.move_to_end(k)
             return self._count(item[1])
 
-    def set(self, user_id: str, key: str, value: str) -> None:
+    def set(self, user_id: str, key: str, value: str, generation: str, ttl_s: float | None = None) -> None:
+        ttl = self._ttl if ttl_s is None else min(self._ttl, ttl_s)
         with self._lock:
-            k = (user_id, self._generation.get(user_id, 0), key)
-            self._data[k] = (time.monotonic() + self._ttl, value)
+            if ttl <= 0 or generation != str(self._generation.get(user_id, 0)):
+                return  # already stale: a write bumped the generation while the search ran
+            k = (user_id, generation, key)
+            self._data[k] = (time.monotonic() + ttl, value)
             self._data.move_to_end(k)
             while len(self._data) > self._max:
                 self._data.popitem(last=False)
@@ -112,8 +131,8 @@ class RedisCache(ResultCache):
     def _gen_key(self, user_id: str) -> str:
         return f"{self._prefix}:gen:{user_tag(user_id)}"
 
-    def _key(self, user_id: str, generation: str | None, key: str) -> str:
-        return f"{self._prefix}:r:{user_tag(user_id)}:{generation or '0'}:{key}"
+    def _key(self, user_id: str, generation: str, key: str) -> str:
+        return f"{self._prefix}:r:{user_tag(user_id)}:{generation}:{key}"
 
     def _retry_dirty(self, user_id: str) -> bool:
         """True when the user's generation in Redis is known to be current."""
@@ -128,23 +147,32 @@ class RedisCache(ResultCache):
             self._dirty.discard(user_id)
         return True
 
-    def get(self, user_id: str, key: str) -> str | None:
+    def generation(self, user_id: str) -> str | None:
         if not self._retry_dirty(user_id):
-            return self._count(None)
+            return None
         try:
-            generation = self._client.get(self._gen_key(user_id))
+            return self._client.get(self._gen_key(user_id)) or "0"
+        except Exception as exc:
+            self.errors += 1
+            log.warning("redis cache generation read failed, bypassing: %s", type(exc).__name__)
+            return None
+
+    def get(self, user_id: str, key: str, generation: str) -> str | None:
+        try:
             return self._count(self._client.get(self._key(user_id, generation, key)))
         except Exception as exc:
             self.errors += 1
             log.warning("redis cache get failed, bypassing: %s", type(exc).__name__)
             return self._count(None)
 
-    def set(self, user_id: str, key: str, value: str) -> None:
-        if not self._retry_dirty(user_id):
+    def set(self, user_id: str, key: str, value: str, generation: str, ttl_s: float | None = None) -> None:
+        ttl = self._ttl if ttl_s is None else min(self._ttl, ttl_s)
+        if ttl < 1 or not self._retry_dirty(user_id):
             return
         try:
-            generation = self._client.get(self._gen_key(user_id))
-            self._client.set(self._key(user_id, generation, key), value, ex=self._ttl)
+            # Stored under the generation the search started from: if a write bumped it since,
+            # this entry is never read (and expires with its TTL).
+            self._client.set(self._key(user_id, generation, key), value, ex=int(ttl))
         except Exception as exc:
             self.errors += 1
             log.warning("redis cache set failed, bypassing: %s", type(exc).__name__)

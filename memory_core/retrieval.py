@@ -26,7 +26,7 @@ import time
 import unicodedata
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 from memory_core.cache import ResultCache
 from memory_core.clock import Clock, as_utc
@@ -147,15 +147,19 @@ class RetrievalPipeline:
         now = as_utc(at) if at else self.clock.now()
         context_text = context if isinstance(context, str) or context is None else "\n".join(context)
 
-        key = self._cache_key(query, top_k, context_text, filters, now, options)
-        if options.use_cache:
-            cached = self.cache.get(user_id, key)
+        key = self._cache_key(query, top_k, context_text, filters, now, options, as_of=at is not None)
+        # Read before any data is: see memory_core/cache.py.
+        generation = self.cache.generation(user_id) if options.use_cache else None
+        if generation is not None:
+            cached = self.cache.get(user_id, key, generation)
             if cached is not None:
                 response = _from_json(cached)
                 if response is not None:
                     total = (time.perf_counter() - started) * 1000
                     timings = {stage: 0.0 for stage in STAGES} | {"total": total}
                     response = replace(response, cache_hit=True, timings_ms=timings)
+                    if options.record:  # a use from the cache keeps a memory alive like any other
+                        self.recorder.accessed([r.memory_id for r in response.results], now)
                     self._record(user_id, response, now, options)
                     return response
 
@@ -212,8 +216,8 @@ class RetrievalPipeline:
             timings_ms=timings, cache_hit=False, reranker=self.reranker.name if self.reranker else None,
             degraded=degraded, notices=notices,
         )
-        if options.use_cache and not degraded:
-            self.cache.set(user_id, key, _to_json(response))
+        if generation is not None and not degraded:
+            self.cache.set(user_id, key, _to_json(response), generation, ttl_s=_valid_for(records.values(), now))
         if options.record:
             self.recorder.accessed([r.memory_id for r in results], now)
         self._record(user_id, response, now, options)
@@ -449,11 +453,14 @@ class RetrievalPipeline:
 
     # ---- bookkeeping ----------------------------------------------------------------------
     def _cache_key(self, query: str, top_k: int, context: str | None, filters: SearchFilters, now: datetime,
-                   options: RetrievalOptions) -> str:
+                   options: RetrievalOptions, as_of: bool = False) -> str:
+        """The day is part of the key (recency and "yesterday" move with it). A search as of a
+        given instant (``at``) keys on that instant: what was written by then differs within a
+        day, and nothing invalidates a cached answer about the past."""
         normalised = " ".join(unicodedata.normalize("NFKC", query).lower().split())
         payload = json.dumps({
             "v": CACHE_FORMAT, "q": normalised, "k": top_k, "c": context or "",
-            "f": _filters_json(filters), "day": now.date().isoformat(),
+            "f": _filters_json(filters), "day": now.isoformat() if as_of else now.date().isoformat(),
             "o": asdict(options),
         }, sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()
@@ -467,6 +474,14 @@ class RetrievalPipeline:
             cache_hit=response.cache_hit, degraded=response.degraded, results=len(response.results),
             **{f"{stage}_ms": float(t.get(stage, 0.0)) for stage in STAGES},
         ))
+
+
+def _valid_for(records: Iterable[MemoryRecord], now: datetime) -> float | None:
+    """Seconds until the first of these memories expires (None: none does). A cached answer
+    that holds one of them, or was ranked against it, stops being true then, and no write
+    invalidates it: expiry is a moment passing, the job only records it later."""
+    ends = [r.expires_at for r in records if r.expires_at is not None and r.expires_at > now]
+    return (min(ends) - now).total_seconds() if ends else None
 
 
 def _filters_json(filters: SearchFilters) -> dict[str, Any]:

@@ -1,6 +1,8 @@
 """Retrieval results are cached per user and invalidated by every write for that user."""
 from __future__ import annotations
 
+import time
+
 import pytest
 
 
@@ -58,3 +60,72 @@ def test_redis_flushed_mid_run_stays_correct(make_engine, redis_url) -> None:
     mid = engine.add("u1", "My locker moved to number 77").memory_ids[0]
     response = engine.search("u1", "locker number")
     assert not response.cache_hit and mid in [r.memory_id for r in response.results]
+
+
+class _WriteMidSearch:
+    """A reranker (a real pipeline stage, injected through the constructor) that runs a write
+    once, after the search has read its candidates and before it stores its result."""
+
+    name = "write-mid-search"
+
+    def __init__(self) -> None:
+        self.write = None
+
+    def score(self, query, texts):  # type: ignore[no-untyped-def]
+        write, self.write = self.write, None
+        if write is not None:
+            write()
+        return [0.5] * len(texts)
+
+
+@pytest.mark.parametrize("sql,cache", [("sqlite", "memory"), ("postgres", "redis")])
+def test_a_write_during_a_search_is_not_hidden_by_its_cached_result(make_engine, sql: str, cache: str) -> None:
+    """The search read the data before the write and stored its result after it: stored under
+    the generation the write created, that stale result was served until its TTL, even after
+    an erasure. Now it is stored under the generation the search started from."""
+    stage = _WriteMidSearch()
+    engine = make_engine(sql=sql, cache=cache, reranker=stage)
+    mango = engine.add("u1", "I am allergic to mango").created[0]
+    stage.write = lambda: engine.expire(mango, actor="staff:x")
+    first = engine.search("u1", "What am I allergic to?")
+    assert [r.memory_id for r in first.results] == [mango]  # read before the expiry committed
+    again = engine.search("u1", "What am I allergic to?")
+    assert not again.cache_hit and again.results == []
+
+    passport = engine.add("u2", "My passport is in the blue drawer").created[0]
+    stage.write = lambda: engine.delete_user("u2", actor="staff:x")
+    assert [r.memory_id for r in engine.search("u2", "Where is my passport?").results] == [passport]
+    assert engine.search("u2", "Where is my passport?").results == []
+
+
+@pytest.mark.parametrize("sql,cache", [("sqlite", "memory"), ("postgres", "redis")])
+def test_an_answer_served_from_the_cache_counts_as_a_use(make_engine, sql: str, cache: str) -> None:
+    """Use keeps a memory alive (expiry extends often-retrieved memories); a repeated question
+    answered from the cache is a use too."""
+    engine = make_engine(sql=sql, cache=cache)
+    memory_id = engine.add("u1", "My locker at the gym is number 214").created[0]
+    answers = [engine.search("u1", "Which locker is mine?") for _ in range(4)]
+    assert [a.cache_hit for a in answers] == [False, True, True, True]
+    engine.flush()
+    assert engine.get(memory_id).access_count == 4
+
+
+def test_a_cached_answer_lasts_no_longer_than_its_memories(make_engine) -> None:
+    """An expiry is a moment passing, not a write, so nothing invalidates the answer then: the
+    entry's lifetime ends when the first memory it was ranked with expires."""
+    from datetime import datetime, timedelta, timezone
+
+    from memory_core import FixedClock
+
+    start = datetime(2024, 3, 1, 9, tzinfo=timezone.utc)
+    clock = FixedClock(start)
+    engine = make_engine(clock=clock)
+    memory_id = engine.add("u1", "I parked the car on level 3").created[0]
+    expires = engine.get(memory_id).expires_at
+    assert expires is not None  # a passing remark: it expires (importance 2)
+    clock.set(expires - timedelta(seconds=1))  # one second (of the engine's clock) before it expires
+    assert engine.search("u1", "Where did I park?").results[0].memory_id == memory_id
+    time.sleep(1.2)
+    clock.set(expires + timedelta(seconds=1))  # same day, past its expiry
+    after = engine.search("u1", "Where did I park?")
+    assert not after.cache_hit and after.results == []
