@@ -221,3 +221,123 @@ def test_cold_storage_moves_content_out_of_sql_and_back(stripping_engine: Memory
     assert back.content == "I tried a new ramen place near the office" and back.content_hash == content_hash
     assert engine.search(user, "ramen near the office", top_k=1, options=QUIET).results[0].memory_id == ramen
     assert not path.exists()  # its last line went back to SQL
+
+
+def test_an_erasure_during_the_run_leaves_no_archive_file(engine: MemoryEngine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The job reads a batch holding two users, then archives them one after the other. An erasure
+    request for the second lands while the first is being archived: the second's rows are gone
+    before its turn, so its SQL updates match nothing, and its file must not come back (the job
+    used to write the file first and leave it, holding the erased user's words)."""
+    tag = uuid.uuid4().hex[:8]
+    first, erased = f"race-{tag}-a", f"race-{tag}-b"  # sorted: first comes before erased in the batch
+    _add(engine, first, "lol that movie last night was kind of boring", T0, importance=1)
+    _add(engine, erased, "My bank PIN hint is the name of my first cat Whiskers", T0, importance=1)
+    day_200 = T0 + timedelta(days=200)
+    assert isinstance(engine.clock, FixedClock)
+    engine.clock.set(day_200)
+
+    real = archive_module.archive_records
+    erasures: list[int] = []
+
+    def archive_records_then_erasure(eng: MemoryEngine, records: Any, now: datetime, *args: Any, **kwargs: Any) -> int:
+        if records[0].user_id == first:  # the batch is read; the erased user's turn is still to come
+            erasures.append(eng.delete_user(erased, actor="staff:erasure"))
+        return real(eng, records, now, *args, **kwargs)
+
+    monkeypatch.setattr(archive_module, "archive_records", archive_records_then_erasure)
+    counts = archive_due(engine, now=day_200)
+    monkeypatch.setattr(archive_module, "archive_records", real)
+
+    assert erasures == [1] and counts["errors"] == 0
+    assert not archive_path(engine.settings, erased).exists()
+    assert all(s["file"] != archive_path(engine.settings, erased).name for s in archive_stats(engine))
+    assert archive_path(engine.settings, first).exists()  # the other user's archiving went ahead
+
+
+def test_a_memory_changed_before_its_update_leaves_no_line(engine: MemoryEngine) -> None:
+    """The module's steps in order: the job reads the due memories, then one of them is edited,
+    one hard-deleted and the third stays put. Only the untouched one may be in the file afterwards,
+    and a line the file already had for another memory stays."""
+    user = f"a-{uuid.uuid4().hex[:8]}"
+    old = _add(engine, user, "I tried a new ramen place near the office", T0, importance=2)
+    day_200 = T0 + timedelta(days=200)
+    assert isinstance(engine.clock, FixedClock)
+    engine.clock.set(day_200)
+    archive_due(engine, now=day_200)
+    assert engine.get(old).status is MemoryStatus.ARCHIVED
+    path = archive_path(engine.settings, user)
+
+    edited = _add(engine, user, "lol that movie last night was kind of boring", day_200, importance=1)
+    deleted = _add(engine, user, "the weather was grey all weekend", day_200, importance=1)
+    kept = _add(engine, user, "I had toast for breakfast", day_200, importance=1)
+    day_400 = T0 + timedelta(days=400)
+    engine.clock.set(day_400)
+    cutoff = day_400 - timedelta(days=engine.settings.archive_after_days)
+    due = [r for r in archive_module._due(engine, cutoff, (user, ""), 1000) if r.user_id == user]
+    assert {r.memory_id for r in due} == {edited, deleted, kept}
+
+    engine.update(edited, actor="test", importance=2)  # touched: its updated_at moves on
+    engine.delete(deleted, actor="test")
+    assert archive_module.archive_records(engine, due, day_400) == 1
+
+    assert engine.get(kept).status is MemoryStatus.ARCHIVED
+    assert engine.get(edited).status is MemoryStatus.ACTIVE
+    lines = {line["record"]["memory_id"]: line for line in _lines(path)}
+    assert set(lines) == {old, kept}
+    assert lines[old]["record"]["content"] == "I tried a new ramen place near the office"
+
+    # Nothing due applies: the file is left exactly as it was.
+    before = _lines(path)
+    stale = engine.get(edited)
+    engine.clock.set(day_400 + timedelta(minutes=1))  # the edit must move updated_at
+    engine.update(edited, actor="test", importance=1)
+    assert archive_module.archive_records(engine, [stale], day_400) == 0
+    assert _lines(path) == before
+
+
+def test_a_file_holding_only_unapplied_lines_is_removed(engine: MemoryEngine) -> None:
+    """A user without an archive file whose only due memory changes before its update: the file
+    written for it would be its only line, so no file may be left."""
+    user = f"a-{uuid.uuid4().hex[:8]}"
+    memory_id = _add(engine, user, "lol that movie last night was kind of boring", T0, importance=1)
+    day_200 = T0 + timedelta(days=200)
+    assert isinstance(engine.clock, FixedClock)
+    engine.clock.set(day_200)
+    stale = engine.get(memory_id)
+    engine.update(memory_id, actor="test", importance=2)
+    assert archive_module.archive_records(engine, [stale], day_200) == 0
+    assert not archive_path(engine.settings, user).exists()
+    assert engine.get(memory_id).status is MemoryStatus.ACTIVE
+
+
+def test_cold_storage_never_loses_the_only_copy(stripping_engine: MemoryEngine) -> None:
+    """With content stripped from SQL, an archived memory that is later expired (not restored) is
+    an expired row with empty content whose words live only in the archive line. When it is due
+    again, the new line must keep those words, not replace them with an empty string."""
+    engine = stripping_engine
+    user = f"a-{uuid.uuid4().hex[:8]}"
+    text = "I tried a new ramen place near the office"
+    ramen = _add(engine, user, text, T0, importance=2)
+    day_200 = T0 + timedelta(days=200)
+    assert isinstance(engine.clock, FixedClock)
+    engine.clock.set(day_200)
+    archive_due(engine, now=day_200)
+    assert engine.get(ramen).content == ""
+    engine.expire(ramen, actor="staff:hal")
+    assert engine.get(ramen).status is MemoryStatus.EXPIRED and engine.get(ramen).content == ""
+    path = archive_path(engine.settings, user)
+
+    # Due again, but edited before its update applies: the line with the words must stay.
+    day_400 = T0 + timedelta(days=400)
+    engine.clock.set(day_400)
+    stale = engine.get(ramen)
+    engine.update(ramen, actor="test", importance=1)
+    assert archive_module.archive_records(engine, [stale], day_400) == 0
+    assert _lines(path)[0]["record"]["content"] == text
+
+    day_600 = T0 + timedelta(days=600)
+    engine.clock.set(day_600)
+    archive_due(engine, now=day_600)
+    assert engine.get(ramen).status is MemoryStatus.ARCHIVED
+    assert [line["record"]["content"] for line in _lines(path)] == [text]
+    assert engine.restore(ramen, actor="staff:hal").content == text

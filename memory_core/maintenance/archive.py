@@ -16,6 +16,12 @@ old file and the memory unarchived; a crash after it leaves a line for a still-a
 which is harmless (the next run rewrites it). An exclusive ``flock`` on a per-user lock file
 serialises writers across threads and processes on one host.
 
+A line written for a memory whose SQL update then matches nothing (it was touched, edited,
+expired, merged or deleted since it was read, or its user was erased) is taken out again under
+the file lock, and a file left empty is removed: otherwise a run that read its batch before an
+erasure would recreate the erased user's file with their words. A line is kept only while SQL
+has the memory archived, or has it with empty content (the line is then the only copy).
+
 With ``archive_strip_content`` the SQL row keeps only its summary and metadata and the content
 lives in the archive file alone; ``restore_from_archive`` puts it back. Off by default, because
 then ``engine.restore`` of an archived memory must be routed here (see the maintenance report).
@@ -177,13 +183,59 @@ def archive_records(engine: "MemoryEngine", records: Sequence[MemoryRecord], now
         raise ValueError("archive_records takes the memories of one user")
     path = archive_path(engine.settings, user_id)
     strip = engine.settings.archive_strip_content
+    written: dict[str, dict[str, Any]] = {}
     with _file_lock(path):
         entries = read_archive(path)
         for record in records:
-            entries[record.memory_id] = {"v": FORMAT_VERSION, "archived_at": now.isoformat(),
-                                         "record": _record_json(record)}
+            entries[record.memory_id] = written[record.memory_id] = _new_entry(
+                record, now, entries.get(record.memory_id))
         write_archive(path, entries)  # durable before any SQL change
     archived: list[MemoryRecord] = []
+    try:
+        _archive_rows(engine, records, now, actor, note, path, strip, archived)
+    except Exception:
+        # The transaction failed: nothing of it is known to have applied, so SQL says what stays.
+        try:
+            _drop_unapplied(engine, path, records, written)
+        except Exception as exc:
+            log.warning("could not take unapplied lines out of an archive file: %s", exc)
+        raise
+    applied = {r.memory_id for r in archived}
+    _drop_unapplied(engine, path, [r for r in records if r.memory_id not in applied], written)
+    active = [r.memory_id for r in archived if r.status is MemoryStatus.ACTIVE]
+    if active:
+        try:
+            engine.vectors.delete(active, user_id=user_id)
+        except Exception as exc:
+            log.warning("vector delete failed; reconcile will remove the orphans: %s", exc)
+    if archived:
+        engine.cache.invalidate_user(user_id)
+    return len(archived)
+
+
+def _new_entry(record: MemoryRecord, now: datetime, previous: dict[str, Any] | None) -> dict[str, Any]:
+    """The archive line for ``record``, given the line the file already has for it.
+
+    A memory archived with ``archive_strip_content`` and later expired (not restored) is a row
+    with empty content whose words live in its old line alone; when it is due again, an empty
+    new line must not replace them. The words are carried over when the content hashes agree,
+    and otherwise the old line is kept as it is.
+    """
+    entry: dict[str, Any] = {"v": FORMAT_VERSION, "archived_at": now.isoformat(), "record": _record_json(record)}
+    if record.content or previous is None or not previous["record"].get("content"):
+        return entry
+    if previous["record"].get("content_hash") == record.content_hash:
+        entry["record"]["content"] = previous["record"]["content"]
+        return entry
+    return previous
+
+
+def _archive_rows(engine: "MemoryEngine", records: Sequence[MemoryRecord], now: datetime, actor: str, note: str,
+                  path: Path, strip: bool, archived: list[MemoryRecord]) -> None:
+    """The SQL step: mark each record archived if it is untouched since it was read; the ones
+    whose update applied are appended to ``archived`` (filled in place, so the caller knows
+    them even when the transaction fails)."""
+    user_id = records[0].user_id
     with engine.repo.session() as session:
         for record in records:
             fields: dict[str, Any] = dict(status=MemoryStatus.ARCHIVED.value, updated_at=now, vector_written=False)
@@ -205,15 +257,48 @@ def archive_records(engine: "MemoryEngine", records: Sequence[MemoryRecord], now
                 note=note or f"importance {record.importance}, untouched for "
                              f"{engine.settings.archive_after_days} days; archive file {path.name}")
             archived.append(record)
-    active = [r.memory_id for r in archived if r.status is MemoryStatus.ACTIVE]
-    if active:
-        try:
-            engine.vectors.delete(active, user_id=user_id)
-        except Exception as exc:
-            log.warning("vector delete failed; reconcile will remove the orphans: %s", exc)
-    if archived:
-        engine.cache.invalidate_user(user_id)
-    return len(archived)
+
+
+def _drop_unapplied(engine: "MemoryEngine", path: Path, records: Sequence[MemoryRecord],
+                    written: dict[str, dict[str, Any]]) -> None:
+    """Take out the lines this run wrote for memories whose SQL update did not apply.
+
+    Decided under the file lock from what SQL holds now: the line stays only if the memory is
+    archived (by whoever), or still exists with empty content while the line has its words (the
+    only copy). A missing row (deleted, or the user erased) or one with its content in SQL loses
+    the line; a line rewritten by someone else since is theirs and is left alone. Delete, erasure
+    and restore change SQL before they take the lock to change the file, so whatever they did
+    to SQL before this read is seen here, and whatever they do after it they clean up themselves.
+    """
+    if not records or not path.exists():
+        return
+    ids = [r.memory_id for r in records]
+    with _file_lock(path):
+        entries = read_archive(path)
+        ours = [mid for mid in ids if mid in entries and _same(entries[mid], written[mid])]
+        if not ours:
+            return
+        with engine.repo.session() as session:
+            rows = {mid: (status, content) for mid, status, content in session.execute(
+                select(MemoryRow.memory_id, MemoryRow.status, MemoryRow.content)
+                .where(MemoryRow.memory_id.in_(ours)))}
+        gone = []
+        for mid in ours:
+            row = rows.get(mid)
+            keep = row is not None and (row[0] == MemoryStatus.ARCHIVED.value
+                                        or (not row[1] and bool(entries[mid]["record"].get("content"))))
+            if not keep:
+                gone.append(mid)
+                del entries[mid]
+        if gone:
+            write_archive(path, entries)  # unlinks the file when nothing is left in it
+            log.info("took %d lines out of archive file %s: their memories changed before the update",
+                     len(gone), path.name)
+
+
+def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Equal as written to the file (a read-back line has lists where the record had tuples)."""
+    return json.dumps(a, ensure_ascii=False, sort_keys=True) == json.dumps(b, ensure_ascii=False, sort_keys=True)
 
 
 def archive_due(engine: "MemoryEngine", now: datetime | None = None, *, wait: bool = False) -> dict[str, Any]:
