@@ -280,7 +280,11 @@ class WritePipeline:
                 hits = nearest.get(id(chunk), [])
                 close = [h for h in hits if h.score >= self.settings.dedup_similarity]
                 if close:
-                    texts = self.repo.get_many([h.memory_id for h in close])
+                    # The vector index may still hold a memory that has left retrieval (its vector
+                    # delete failed and waits for reconcile): only an active memory of this user
+                    # can absorb a repeat, or the repeat would vanish into an expired row.
+                    texts = {mid: r for mid, r in self.repo.get_many([h.memory_id for h in close]).items()
+                             if r.status is MemoryStatus.ACTIVE and r.user_id == user_id}
                     match = next((h for h in close if h.memory_id in texts
                                   and self._is_duplicate(chunk.text, texts[h.memory_id].content, h.score)), None)
                     if match is not None:

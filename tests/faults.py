@@ -70,3 +70,15 @@ class WriteDuringReconcileStore(MilvusVectorStore):
     def user_hashes(self, user_id):  # type: ignore[no-untyped-def]
         self._fire()
         return super().user_hashes(user_id)
+
+
+class FailingDeletesStore(MilvusVectorStore):
+    """A real store whose vector deletes fail while ``failing`` is set: the vector of a memory
+    that left retrieval stays behind until reconcile removes it."""
+
+    failing = False
+
+    def delete(self, memory_ids, user_id=None):  # type: ignore[no-untyped-def]
+        if self.failing:
+            raise BackendUnavailable("injected: milvus delete failed")
+        return super().delete(memory_ids, user_id)

@@ -10,7 +10,7 @@ import pytest
 
 from memory_core import MemoryQuery
 from memory_core.vectors.base import VectorRecord
-from tests.faults import DownStore, FailingWritesStore, WriteDuringReconcileStore
+from tests.faults import DownStore, FailingDeletesStore, FailingWritesStore, WriteDuringReconcileStore
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -140,3 +140,24 @@ def test_a_write_during_reconcile_keeps_its_vector(make_engine, make_settings, e
     assert engine.search("newcomer", "what do I grow?").results[0].memory_id == written[1]
     again = engine.reconcile()
     assert (again.written, again.removed, again.reembedded) == (0, 0, 0)
+
+
+@pytest.mark.parametrize("vector_cache_rows", [0, None])  # as on a Milvus server / embedded default
+def test_a_repeat_is_not_folded_into_a_memory_that_left_retrieval(make_engine, make_settings, embedder,
+                                                                   vector_cache_rows) -> None:
+    """An expiry whose vector delete failed leaves the vector for reconcile; saying the fact
+    again must make a new active memory, not refresh the expired one (the fact would vanish)."""
+    settings = make_settings()
+    store = FailingDeletesStore(settings.resolved_milvus_uri, "memories", embedder.dim,
+                                vector_cache_rows=vector_cache_rows)
+    engine = make_engine(vectors=store, milvus_uri=settings.resolved_milvus_uri)
+    old = engine.add("u1", "I am allergic to peanuts").created[0]
+    store.failing = True
+    engine.expire(old, actor="staff:x")
+    store.failing = False
+    again = engine.add("u1", "I am allergic to peanuts")
+    assert again.created and again.created[0] != old and again.deduplicated == []
+    assert engine.get(old).status.value == "expired"
+    assert [r.memory_id for r in engine.search("u1", "peanut allergy").results] == again.created
+    engine.reconcile()
+    assert [r.memory_id for r in engine.search("u1", "peanut allergy").results] == again.created
