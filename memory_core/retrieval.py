@@ -45,7 +45,7 @@ from memory_core.text.keywords import keyword_text, keyword_tokens
 from memory_core.text.speaker import name_candidates, query_names_speaker, speaker_label, strip_names
 from memory_core.text.timeparse import parse_time_range
 from memory_core.types import MemoryStatus, MemoryType, ScoreParts, SearchResult, TimeRange
-from memory_core.validation import check_user_id, clean_text
+from memory_core.validation import check_top_k, check_user_id, clean_text
 from memory_core.vectors.base import VectorFilter, VectorStore
 
 log = logging.getLogger(__name__)
@@ -142,7 +142,7 @@ class RetrievalPipeline:
         options = options or RetrievalOptions()
         user_id = check_user_id(user_id)
         query = clean_text(query, self.settings.max_input_chars, what="query")
-        top_k = max(1, min(int(top_k), 100))
+        top_k = check_top_k(top_k)
         filters = filters or SearchFilters()
         now = as_utc(at) if at else self.clock.now()
         context_text = context if isinstance(context, str) or context is None else "\n".join(context)

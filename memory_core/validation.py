@@ -1,6 +1,7 @@
 """Input checks shared by every entry point: clear errors before anything is stored."""
 from __future__ import annotations
 
+import operator
 import re
 import unicodedata
 
@@ -22,10 +23,28 @@ def clean_text(text: object, max_chars: int, what: str = "content") -> str:
         raise ValidationError(f"{what} is too long: {len(text):,} characters (the limit is {max_chars:,})")
     cleaned = _CONTROL.sub("", unicodedata.normalize("NFC", text)).replace("\r\n", "\n").replace("\r", "\n")
     # Lone surrogates cannot be stored or encoded; drop them rather than fail later half-way.
-    cleaned = cleaned.encode("utf-8", "ignore").decode("utf-8").strip()
+    cleaned = cleaned.encode("utf-8", "ignore").decode("utf-8").strip().lstrip("\ufeff").strip()
     if not cleaned:
         raise ValidationError(f"{what} is empty")
+    if all(ch.isspace() or unicodedata.category(ch) == "Cf" for ch in cleaned):
+        # Zero-width spaces, joiners, BOMs and direction marks alone say nothing (kept inside
+        # text: emoji sequences and Persian need them).
+        raise ValidationError(f"{what} is empty: it has no visible character")
     return cleaned
+
+
+MAX_TOP_K = 100
+
+
+def check_top_k(value: object) -> int:
+    """How many results a search returns: an integer in 1..100 (not a bool, float or None)."""
+    try:
+        k = operator.index(value) if not isinstance(value, bool) else None  # numpy integers pass
+    except TypeError:
+        k = None
+    if k is None or not 1 <= k <= MAX_TOP_K:
+        raise ValidationError(f"top_k must be an integer from 1 to {MAX_TOP_K}, got {value!r}")
+    return k
 
 
 def check_user_id(value: object, what: str = "user_id") -> str:

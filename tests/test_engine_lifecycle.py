@@ -133,8 +133,8 @@ def test_delete_user_erases_everything(make_engine) -> None:
 
 def test_bad_input_is_rejected_and_odd_input_is_kept(make_engine) -> None:
     engine = make_engine(max_input_chars=20_000)
-    for bad in ["", "   \n\t ", "\x00\x01"]:
-        with pytest.raises(ValidationError):
+    for bad in ["", "   \n\t ", "\x00\x01", "\u200b\u200c\ufeff", " \u200e\u2060 "]:
+        with pytest.raises(ValidationError, match="empty"):
             engine.add("u1", bad)
     with pytest.raises(ValidationError):
         engine.add("u1", "x" * 20_001)
@@ -146,6 +146,15 @@ def test_bad_input_is_rejected_and_odd_input_is_kept(make_engine) -> None:
     assert engine.get(mid).content.startswith("Emoji 🙂")
     assert "\x07" not in engine.get(mid).content
     assert engine.search("u1", "مرحبا 中文").results[0].memory_id == mid
+    assert engine.get(engine.add("u1", "\ufeffA byte-order mark is not content").memory_ids[0]).content[0] == "A"
+    with pytest.raises(ValidationError, match="empty"):
+        engine.search("u1", "\u200b")
+    for top_k in (0, -3, 101, 2.5, True, None, "5", float("nan")):
+        with pytest.raises(ValidationError, match="top_k"):
+            engine.search("u1", "中文", top_k=top_k)  # type: ignore[arg-type]
+    import numpy as np
+
+    assert len(engine.search("u1", "中文", top_k=np.int64(1)).results) == 1
 
 
 def test_long_text_is_chunked_within_model_limit(make_engine) -> None:
