@@ -30,6 +30,7 @@ from typing import Any, Iterable, Sequence
 
 from memory_core.cache import ResultCache
 from memory_core.clock import Clock, as_utc
+from memory_core.errors import ValidationError
 from memory_core.config import Settings
 from memory_core.context_block import build_context_block
 from memory_core.embedding.base import Embedder
@@ -143,7 +144,7 @@ class RetrievalPipeline:
         user_id = check_user_id(user_id)
         query = clean_text(query, self.settings.max_input_chars, what="query")
         top_k = check_top_k(top_k)
-        filters = filters or SearchFilters()
+        filters = _checked_filters(filters or SearchFilters())
         now = as_utc(at) if at else self.clock.now()
         context_text = context if isinstance(context, str) or context is None else "\n".join(context)
 
@@ -377,6 +378,10 @@ class RetrievalPipeline:
             return False
         if filters.min_importance is not None and record.importance < filters.min_importance:
             return False
+        explicit = filters.time_range  # hard, on the write time, for every leg (neighbours, core, SQL fallback)
+        if explicit is not None and ((explicit.start is not None and record.created_at < explicit.start)
+                                     or (explicit.end is not None and record.created_at >= explicit.end)):
+            return False
         if filters.entities:
             wanted = {e.lower() for e in filters.entities}
             if not wanted & {e.lower() for e in record.entities}:
@@ -474,6 +479,22 @@ class RetrievalPipeline:
             cache_hit=response.cache_hit, degraded=response.degraded, results=len(response.results),
             **{f"{stage}_ms": float(t.get(stage, 0.0)) for stage in STAGES},
         ))
+
+
+def _checked_filters(filters: SearchFilters) -> SearchFilters:
+    """An explicit time range in aware UTC (a naive datetime is read as UTC, like everywhere in
+    the engine; comparing it with the query's own aware window raised TypeError), start before end."""
+    tr = filters.time_range
+    if tr is None:
+        return filters
+    for bound in (tr.start, tr.end):
+        if bound is not None and not isinstance(bound, datetime):
+            raise ValidationError(f"time_range bounds must be datetimes, got {type(bound).__name__}")
+    start = as_utc(tr.start) if tr.start is not None else None
+    end = as_utc(tr.end) if tr.end is not None else None
+    if start is not None and end is not None and start >= end:
+        raise ValidationError(f"time_range must start before it ends: {start.isoformat()} >= {end.isoformat()}")
+    return replace(filters, time_range=TimeRange(start=start, end=end, label=tr.label))
 
 
 def _valid_for(records: Iterable[MemoryRecord], now: datetime) -> float | None:

@@ -365,3 +365,37 @@ def test_the_context_block_dates_relative_words_as_of_each_memory(make_engine) -
     assert "[2023-10-04] 2023-10-03 I met some incredible artists in Boston" in block
     assert "[2024-03-10] 上个月（2024年2月）我去了杭州看艺术展" in block
     assert "Yesterday" not in block
+
+
+def test_an_explicit_time_range_is_hard_for_every_leg(make_engine, make_settings, embedder) -> None:
+    """``SearchFilters.time_range`` filters on the write time: neighbours of a hit, core memories
+    and the SQL fallback (vector store down) stay inside it too; naive bounds are read as UTC."""
+    from memory_core import RetrievalOptions
+    from memory_core.errors import ValidationError
+    from tests.faults import DownStore
+
+    now = datetime(2024, 6, 15, 12, tzinfo=timezone.utc)
+    settings = make_settings()
+    store = DownStore(settings.resolved_milvus_uri, "memories", embedder.dim)
+    store.down = False
+    engine = make_engine(clock=FixedClock(now), vectors=store, milvus_uri=settings.resolved_milvus_uri)
+    asked = datetime(2024, 6, 10, 10, tzinfo=timezone.utc)
+    inside = engine.add("u1", "Do you have any pets at home?", session_id="s1", at=asked).created[0]
+    engine.add("u1", "Yes, two cats named Tom and Jerry", session_id="s1", at=asked + timedelta(minutes=5))
+    engine.add("u1", "I am severely allergic to cat hair, it is life threatening",
+               at=datetime(2024, 1, 1, tzinfo=timezone.utc))
+    window = TimeRange(start=asked - timedelta(hours=1), end=asked + timedelta(minutes=1))
+    quiet = RetrievalOptions(use_cache=False, record=False)
+    for down in (False, True):
+        store.down = down
+        response = engine.search("u1", "cats Tom Jerry pets at home allergic", top_k=10,
+                                 filters=SearchFilters(time_range=window), options=quiet)
+        assert response.degraded is down
+        assert [r.memory_id for r in response.results] == [inside]
+    store.down = False
+    naive = TimeRange(start=datetime(2024, 6, 10, 9), end=datetime(2024, 6, 10, 10, 1))
+    for query in ("pets at home", "what pets did I talk about last week"):
+        response = engine.search("u1", query, filters=SearchFilters(time_range=naive), options=quiet)
+        assert [r.memory_id for r in response.results] == [inside]
+    with pytest.raises(ValidationError, match="start before"):
+        engine.search("u1", "pets", filters=SearchFilters(time_range=TimeRange(start=asked, end=asked)))
