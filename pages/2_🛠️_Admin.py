@@ -105,10 +105,18 @@ with tab_browse:
             expiry_day = e3.date_input("Expires on", value=default_day, key=f"admin_exp_{record.memory_id}")
             saved = st.form_submit_button("Save changes", type="primary")
         if saved:
-            expires = None if never else admin.day_start(expiry_day)
+            # The expiry is sent only when the checkbox or the day was changed: re-sending the
+            # shown day (as midnight) would move the expiry earlier on every save and stop an
+            # importance change from recomputing it.
+            current_day = record.expires_at.date() if record.expires_at is not None else None
+            expiry: dict[str, Any] = {}
+            if never and current_day is not None:
+                expiry["expires_at"] = None
+            elif not never and expiry_day != current_day:
+                expiry["expires_at"] = admin.day_start(expiry_day)
             try:
                 admin.edit_memory(principal, engine, record.memory_id, content=content, importance=int(importance),
-                                  memory_type=memory_type, expires_at=expires)
+                                  memory_type=memory_type, **expiry)
                 st.toast("Saved; the memory was re-indexed.")
                 st.rerun()
             except Exception as exc:
@@ -170,9 +178,15 @@ with tab_users:
                             + "  \n".join(f"- {plan.contents.get(mid, mid)}" for mid in getattr(proposal, "memory_ids", []))
                             + (f"  \n*{proposal.reason}*" if getattr(proposal, "reason", "") else ""))
             if plan.available and plan.proposals and st.button("Apply these merges", key="admin_merge_apply"):
-                applied = admin.merge_apply(principal, engine, plan.proposals)
-                state.pop("admin_merge_plan", None)
-                st.success(f"Applied {applied} merge(s).")
+                outcome = admin.merge_apply(principal, engine, plan.proposals)
+                state.pop("admin_merge_plan", None)  # applied or stale: either way preview again
+                if outcome.applied:
+                    st.success(f"Applied {len(outcome.applied)} merge(s).")
+                for failure in outcome.failed:
+                    st.warning(f"Not merged — {getattr(failure.proposal, 'merged_text', '') or 'a proposal'}: "
+                               f"{failure.reason}")
+                if outcome.failed:
+                    st.info("Preview again to see what can still be merged.")
 
         st.markdown("#### Recent history of this user")
         entries = admin.user_history(principal, engine, target, limit=50)
@@ -220,14 +234,22 @@ with tab_io:
                "`at` (ISO date), `session_id`, `importance` (1-5).")
     upload = st.file_uploader("File", type=["jsonl", "json", "csv"], key="admin_upload")
     if upload is not None and st.button("Import", key="admin_import"):
-        rows, errors = admin.parse_import(upload.getvalue(), upload.name)
-        bar = st.progress(0.0, text=f"Importing {len(rows)} rows…")
-        report = admin.import_rows(principal, engine, rows,
-                                   progress=lambda done, total: bar.progress(done / max(total, 1)))
-        st.success(f"Imported {report.rows} rows: {report.created} memories created, "
-                   f"{report.deduplicated} merged into existing ones.")
-        for error in (errors + report.errors)[:20]:
-            st.warning(error)
+        try:
+            rows, errors = admin.parse_import(upload.getvalue(), upload.name, engine.settings.max_input_chars)
+        except admin.ValidationError as exc:  # not UTF-8: nothing was read
+            st.error(f"Could not import {upload.name}: {exc}")
+        else:
+            bar = st.progress(0.0, text=f"Importing {len(rows)} rows…")
+            report = admin.import_rows(principal, engine, rows,
+                                       progress=lambda done, total: bar.progress(done / max(total, 1)))
+            all_errors = errors + report.errors
+            st.success(f"Imported {report.rows} rows: {report.created} memories created, "
+                       f"{report.deduplicated} merged into existing ones."
+                       + (" Some rows were not imported, see below." if all_errors else ""))
+            for error in all_errors[:20]:
+                st.warning(error)
+            if len(all_errors) > 20:
+                st.caption(f"…and {len(all_errors) - 20} more.")
     st.markdown("#### Export a user's memories")
     export_users = [u for u, _ in admin.users(principal, engine)]
     if export_users:

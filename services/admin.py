@@ -5,14 +5,18 @@ member's name as the actor, so it lands in the history table.
 """
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import json
 from dataclasses import dataclass
 from datetime import datetime, time, timedelta, timezone
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 from memory_core import maintenance
+from memory_core.config import Settings
+from memory_core.errors import ValidationError
+from memory_core.validation import check_user_id, clean_text
 from services import scheduler as sched
 from services.auth import Principal
 
@@ -111,11 +115,25 @@ def edit_memory(principal: Principal, engine: "MemoryEngine", memory_id: str, *,
         kwargs["importance"] = importance
     if memory_type is not None and memory_type != before.memory_type.value:
         kwargs["memory_type"] = memory_type
-    if expires_at is not _KEEP and expires_at != before.expires_at:
+    if expires_at is not _KEEP and not _same_expiry(expires_at, before.expires_at):
         kwargs["expires_at"] = expires_at
     if not kwargs:
         return before
     return engine.update(memory_id, actor=principal.actor, note=note or "edited by staff", **kwargs)
+
+
+def _same_expiry(new: datetime | None, current: datetime | None) -> bool:
+    """Whether an edit leaves the expiry as it is. The edit form picks a day, so midnight UTC of
+    the day the memory already expires on means "unchanged": taking it as a change would move
+    the expiry earlier on every save and stop an importance edit from recomputing it."""
+    if new is None or current is None:
+        return new is current
+    if new == current:
+        return True
+    if new.tzinfo is None or current.tzinfo is None:
+        return False
+    new_utc = new.astimezone(timezone.utc)
+    return new_utc.time() == time.min and new_utc.date() == current.astimezone(timezone.utc).date()
 
 
 def expire_memory(principal: Principal, engine: "MemoryEngine", memory_id: str) -> "MemoryRecord":
@@ -193,14 +211,31 @@ def merge_preview(principal: Principal, engine: "MemoryEngine", user_id: str) ->
     return MergePlan(True, proposals, contents, message)
 
 
-def merge_apply(principal: Principal, engine: "MemoryEngine", proposals: Sequence[Any]) -> int:
-    """Apply previewed proposals; returns how many were applied."""
+@dataclass(frozen=True)
+class MergeFailure:
+    proposal: Any
+    reason: str
+
+
+@dataclass(frozen=True)
+class MergeOutcome:
+    applied: list[str]  # ids of the new merged memories
+    failed: list[MergeFailure]
+
+
+def merge_apply(principal: Principal, engine: "MemoryEngine", proposals: Sequence[Any]) -> MergeOutcome:
+    """Apply previewed proposals one by one. Each is its own transaction, so one that went stale
+    since the preview (a memory expired, edited or merged meanwhile) is reported and skipped
+    instead of stopping half-way with the earlier ones applied and the rest never tried."""
     require_staff(principal)
-    applied = 0
+    applied: list[str] = []
+    failed: list[MergeFailure] = []
     for proposal in proposals:
-        maintenance.apply_merge(engine, proposal, actor=principal.actor)
-        applied += 1
-    return applied
+        try:
+            applied.append(maintenance.apply_merge(engine, proposal, actor=principal.actor))
+        except Exception as exc:  # reported per proposal; the others still apply
+            failed.append(MergeFailure(proposal, str(exc) or type(exc).__name__))
+    return MergeOutcome(applied, failed)
 
 
 def run_expiry(principal: Principal, engine: "MemoryEngine") -> sched.RunOutcome:
@@ -235,10 +270,15 @@ class ImportRow:
 
 @dataclass(frozen=True)
 class ImportReport:
-    rows: int
+    rows: int  # rows written (created or merged into an existing memory)
     created: int
     deduplicated: int
     errors: list[str]
+    failed: int = 0  # rows not written (rows parse_import refused are in its own errors)
+
+
+def _default_max_chars() -> int:
+    return int(Settings.model_fields["max_input_chars"].default)
 
 
 def _parse_at(value: Any) -> datetime | None:
@@ -248,77 +288,198 @@ def _parse_at(value: Any) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
 
 
-def _row(line: int, data: dict[str, Any]) -> ImportRow:
-    user_id = str(data.get("user_id") or "").strip()
-    content = str(data.get("content") or "").strip()
-    if not user_id or not content:
-        raise ValueError("user_id and content are required")
-    importance = data.get("importance")
-    imp = int(importance) if importance not in (None, "") else None
-    if imp is not None and not 1 <= imp <= 5:
-        raise ValueError("importance must be 1-5")
+def _importance(value: Any) -> int | None:
+    """1-5, from a JSON number or a CSV string; 2.7 is refused, not silently cut to 2."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, bool):
+        raise ValidationError(f"importance must be an integer from 1 to 5, got {value!r}")
+    number: Any = value
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            number = int(text)
+        except ValueError:
+            try:
+                number = float(text)
+            except ValueError:
+                raise ValidationError(f"importance must be an integer from 1 to 5, got {value!r}") from None
+    if isinstance(number, float) and number.is_integer():
+        number = int(number)
+    if not isinstance(number, int) or not 1 <= number <= 5:
+        raise ValidationError(f"importance must be an integer from 1 to 5, got {value!r}")
+    return number
+
+
+def _row(line: int, data: Any, max_chars: int) -> ImportRow:
+    """One row, checked as the engine will check it, so a bad row is refused with its line
+    number here instead of making the engine refuse the whole batch it is written in."""
+    if not isinstance(data, dict):
+        raise ValidationError(f"expected a JSON object, got {type(data).__name__}")
+    raw_user = data.get("user_id")
+    if raw_user is None or (isinstance(raw_user, int) and not isinstance(raw_user, bool)):
+        raw_user = "" if raw_user is None else str(raw_user)  # missing reads "is empty"; 7 is "7"
+    user_id = check_user_id(raw_user.strip() if isinstance(raw_user, str) else raw_user)
+    raw_content = data.get("content")
+    content = clean_text("" if raw_content is None else raw_content, max_chars)
+    imp = _importance(data.get("importance"))
     session = data.get("session_id")
     return ImportRow(line, user_id, content, _parse_at(data.get("at")), str(session) if session else None, imp)
 
 
-def parse_import(data: bytes, filename: str) -> tuple[list[ImportRow], list[str]]:
-    """Rows from JSON lines (``.jsonl``/``.json``) or CSV with a header; errors name the line."""
-    text = data.decode("utf-8-sig")
+def _csv_records(text: str) -> Iterator[tuple[int, Any]]:
+    """(first file line, row or csv.Error) per CSV record; the header is checked now."""
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    try:
+        fields = reader.fieldnames or []
+    except csv.Error as exc:
+        raise ValidationError(f"unreadable CSV header: {exc}") from None
+    missing = {"user_id", "content"} - set(fields)
+    if missing:
+        raise ValidationError(f"CSV header lacks {sorted(missing)}")
+    return _csv_rows(reader)
+
+
+def _csv_rows(reader: "csv.DictReader[str]") -> Iterator[tuple[int, Any]]:
+    """A record's line is its first (a quoted field may span lines)."""
+    while True:
+        first = reader.line_num + 1
+        try:
+            record = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:  # e.g. a field over csv's size limit; the reader goes on after it
+            yield first, exc
+            continue
+        yield first, record
+
+
+def _jsonl_records(text: str) -> Iterator[tuple[int, Any]]:
+    """(line, JSON text) per non-blank line. Split on "\n" only: str.splitlines() also breaks
+    on U+2028, U+2029 and U+0085, which JSON allows unescaped in strings and our own export
+    (ensure_ascii=False) writes as they are."""
+    for index, line in enumerate(text.split("\n")):
+        line = line.removesuffix("\r")
+        if line.strip():
+            yield index + 1, line
+
+
+def parse_import(data: bytes, filename: str, max_chars: int | None = None) -> tuple[list[ImportRow], list[str]]:
+    """Rows from JSON lines (``.jsonl``/``.json``) or CSV with a header; each bad row is an error
+    naming its file line. ``max_chars`` is the engine's ``max_input_chars``. Raises
+    ``ValidationError`` for a file that is not UTF-8 text."""
+    limit = max_chars if max_chars is not None else _default_max_chars()
+    body = data.removeprefix(codecs.BOM_UTF8)
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = body.count(b"\n", 0, exc.start) + 1
+        raise ValidationError(f"the file must be UTF-8 text (line {line:,} is not); save it as UTF-8 "
+                              "(in Excel: \"CSV UTF-8\") and import it again") from None
     rows: list[ImportRow] = []
     errors: list[str] = []
     if filename.lower().endswith(".csv"):
-        reader = csv.DictReader(io.StringIO(text))
-        missing = {"user_id", "content"} - set(reader.fieldnames or [])
-        if missing:
-            return [], [f"CSV header lacks {sorted(missing)}"]
-        numbered: Iterable[tuple[int, Any]] = ((i + 2, r) for i, r in enumerate(reader))
+        try:
+            numbered: Iterator[tuple[int, Any]] = _csv_records(text)
+        except ValidationError as exc:
+            return [], [str(exc)]
     else:
-        numbered = ((i + 1, line) for i, line in enumerate(text.splitlines()) if line.strip())
+        numbered = _jsonl_records(text)
     for line, raw in numbered:
         if len(rows) >= MAX_IMPORT_ROWS:
             errors.append(f"stopped at {MAX_IMPORT_ROWS:,} rows")
             break
         try:
-            rows.append(_row(line, raw if isinstance(raw, dict) else json.loads(raw)))
-        except (ValueError, TypeError, json.JSONDecodeError) as exc:
+            if isinstance(raw, csv.Error):
+                raise ValidationError(f"unreadable CSV: {raw}")
+            rows.append(_row(line, json.loads(raw) if isinstance(raw, str) else raw, limit))
+        except (ValueError, TypeError) as exc:  # ValidationError and JSONDecodeError are ValueErrors
             errors.append(f"line {line}: {exc}")
     return rows, errors
 
 
+def _row_problem(row: ImportRow, max_chars: int) -> str | None:
+    """Why the engine would refuse this row, or None (rows may be built without parse_import)."""
+    try:
+        check_user_id(row.user_id)
+        clean_text(row.content, max_chars)
+        if row.importance is not None:
+            _importance(row.importance)
+    except ValidationError as exc:
+        return str(exc)
+    return None
+
+
 def import_rows(principal: Principal, engine: "MemoryEngine", rows: Sequence[ImportRow],
                 progress: Callable[[int, int], None] | None = None, batch_size: int = 64) -> ImportReport:
-    """Write rows through the engine's batched write pipeline, reporting progress per batch."""
+    """Write rows through the engine's batched write pipeline, reporting progress per batch.
+    ``add_many`` refuses a whole batch for one bad item, so a failed batch is retried row by row:
+    the good rows are written and each bad one is reported with its file line."""
     from memory_core import AddItem
 
     require_staff(principal)
-    created = deduplicated = 0
+    written = created = deduplicated = failed = 0
     errors: list[str] = []
+
+    def item(row: ImportRow) -> Any:
+        return AddItem(user_id=row.user_id, content=row.content, session_id=row.session_id, at=row.at,
+                       metadata={"imported": True})
+
+    def record(row: ImportRow, result: Any) -> None:
+        nonlocal written, created, deduplicated
+        written += 1
+        created += len(result.created)
+        deduplicated += len(result.deduplicated)
+        if row.importance is None:
+            return
+        for memory_id in result.created:
+            try:
+                engine.update(memory_id, actor=principal.actor, importance=row.importance,
+                              note="importance from import")
+            except Exception as exc:  # stored; only its importance is missing
+                errors.append(f"line {row.line}: stored, but importance not set: {exc}")
+
     for start in range(0, len(rows), batch_size):
-        batch = rows[start:start + batch_size]
-        items = [AddItem(user_id=r.user_id, content=r.content, session_id=r.session_id, at=r.at,
-                         metadata={"imported": True}) for r in batch]
+        batch: list[ImportRow] = []
+        for row in rows[start:start + batch_size]:
+            problem = _row_problem(row, engine.settings.max_input_chars)
+            if problem is None:
+                batch.append(row)
+            else:
+                failed += 1
+                errors.append(f"line {row.line}: {problem}")
         try:
-            results = engine.add_many(items, actor=principal.actor)
-        except Exception as exc:  # a bad batch is reported, the rest still imported
-            errors.append(f"lines {batch[0].line}-{batch[-1].line}: {type(exc).__name__}: {exc}")
-            results = []
-        for row, result in zip(batch, results):
-            created += len(result.created)
-            deduplicated += len(result.deduplicated)
-            if row.importance is not None:
-                for memory_id in result.created:
-                    engine.update(memory_id, actor=principal.actor, importance=row.importance,
-                                  note="importance from import")
+            results = engine.add_many([item(r) for r in batch], actor=principal.actor) if batch else []
+        except Exception:  # one bad item refuses its batch: find it, write the rest
+            results = None
+        if results is not None:
+            for row, result in zip(batch, results):
+                record(row, result)
+        else:
+            for row in batch:
+                try:
+                    single = engine.add_many([item(row)], actor=principal.actor)[0]
+                except Exception as exc:
+                    failed += 1
+                    errors.append(f"line {row.line}: {type(exc).__name__}: {exc}")
+                else:
+                    record(row, single)
         if progress is not None:
             progress(min(start + batch_size, len(rows)), len(rows))
-    return ImportReport(len(rows), created, deduplicated, errors)
+    return ImportReport(written, created, deduplicated, errors, failed)
 
 
 def export_user_jsonl(principal: Principal, engine: "MemoryEngine", user_id: str) -> Iterator[str]:
-    """Every memory of a user (all statuses) as JSON lines, page by page."""
+    """Every memory of one user (all statuses) as JSON lines, page by page. The user id is
+    checked first: an empty one would mean "no filter" to the engine and export everyone."""
+    require_staff(principal)
+    check_user_id(user_id)
+    return _export_pages(engine, user_id)
+
+
+def _export_pages(engine: "MemoryEngine", user_id: str) -> Iterator[str]:
     from memory_core import MemoryQuery
 
-    require_staff(principal)
     offset = 0
     while True:
         page = engine.list_memories(MemoryQuery(user_id=user_id, sort_by="created_at", descending=False,

@@ -147,6 +147,7 @@ def test_admin_edit_lands_in_history(app_env: dict[str, str]) -> None:
     engine = runtime.get_engine()
     added = engine.add("bob", "Bob's favourite colour is green", actor="test")
     memory_id = added.created[0]
+    engine.update(memory_id, actor="test", importance=2)  # so it has an expiry date to keep or drop
     at = _run(ADMIN, STAFF)
     _no_exceptions(at)
     at.selectbox(key="admin_f_user").set_value("bob").run()
@@ -157,6 +158,7 @@ def test_admin_edit_lands_in_history(app_env: dict[str, str]) -> None:
     _no_exceptions(at)
     record = engine.get(memory_id)
     assert record.content == "Bob's favourite colour is blue" and record.importance == 4
+    assert record.expires_at is None  # the untouched expiry field is not re-sent: importance 4 never expires
     last = engine.history(memory_id)[-1]
     assert last.action == "update" and last.actor == STAFF.actor
     assert last.before["content"] == "Bob's favourite colour is green"
@@ -165,6 +167,27 @@ def test_admin_edit_lands_in_history(app_env: dict[str, str]) -> None:
     assert any("update" in m.value and STAFF.actor in m.value for m in at.markdown)
     # and search finds the new text (re-embedded, re-indexed)
     assert engine.search("bob", "favourite colour blue").results[0].memory_id == memory_id
+
+
+def test_admin_merge_apply_reports_a_stale_proposal(app_env: dict[str, str]) -> None:
+    """A plan gone stale since the preview is reported (no traceback) and the plan is cleared."""
+    from memory_core.maintenance import MergePlan
+    from services import admin
+
+    engine = runtime.get_engine()
+    ids = [engine.add("bob", text, actor="test").created[0]
+           for text in ("Bob drives a red Honda", "Bob's Honda is from 2015")]
+    stale = MergePlan("bob", tuple(ids), (), "Bob drives a red 2015 Honda")
+    engine.expire(ids[1], actor="test")
+    at = AppTest.from_file(ADMIN, default_timeout=TIMEOUT)
+    at.session_state["principal"] = STAFF
+    at.session_state["admin_merge_plan"] = ("bob", admin.MergePlan(True, [stale], {}, "1 merge(s) proposed."))
+    at.run()
+    at.button(key="admin_merge_apply").click().run()
+    _no_exceptions(at)
+    assert any("out of date" in w.value for w in at.warning)
+    assert "admin_merge_plan" not in at.session_state
+    assert engine.get(ids[0]).status.value == "active"
 
 
 def test_analytics_renders_charts_on_seeded_data(app_env: dict[str, str]) -> None:

@@ -8,7 +8,8 @@ from typing import Any, Callable
 
 import pytest
 
-from memory_core import FixedClock, NotFoundError
+from memory_core import FixedClock, MemoryQuery, NotFoundError, ValidationError
+from memory_core.maintenance import MergePlan
 from services import admin
 from tests.app_support import ANALYST, STAFF, ZHANG
 
@@ -156,13 +157,10 @@ def test_merge_preview_is_graceful(engine) -> None:  # type: ignore[no-untyped-d
     for text in ("I love green tea", "I really love green tea", "Green tea is my favourite drink"):
         engine.add("gina", text, actor="test")
     plan = admin.merge_preview(STAFF, engine, "gina")
-    assert plan.message
-    if not plan.available:
-        assert "not available" in plan.message and plan.proposals == []
-        with pytest.raises(RuntimeError):
-            admin.merge_apply(STAFF, engine, [object()])
-    else:
-        assert all(set(getattr(p, "memory_ids", [])) <= set(plan.contents) for p in plan.proposals)
+    assert plan.message and plan.available
+    assert all(set(getattr(p, "memory_ids", [])) <= set(plan.contents) for p in plan.proposals)
+    outcome = admin.merge_apply(STAFF, engine, [object()])  # not a plan: reported, not raised
+    assert outcome.applied == [] and len(outcome.failed) == 1
 
 
 def test_staff_see_when_a_memory_says_it_happened(engine) -> None:  # type: ignore[no-untyped-def]
@@ -172,3 +170,121 @@ def test_staff_see_when_a_memory_says_it_happened(engine) -> None:  # type: igno
     plain = engine.add("u1", "I like green tea").memory_ids[0]
     label = {mid: admin.told_time_label(admin.get_memory(STAFF, engine, mid)) for mid in (day, month, plain)}
     assert label == {day: "2025-02-28", month: "2025-02-01 to 2025-02-28", plain: ""}
+
+
+# ---- regressions: bulk import, export, edit expiry, merge apply -------------------------------------------
+def _jsonl(*objects: Any) -> bytes:
+    return "\n".join(o if isinstance(o, str) else json.dumps(o, ensure_ascii=False) for o in objects).encode()
+
+
+def test_one_bad_row_does_not_drop_its_batch(make_engine) -> None:  # type: ignore[no-untyped-def]
+    """add_many refuses a whole batch for one bad item: bad rows are refused when parsed, with
+    their file line, and the good rows of the batch are all written and counted."""
+    engine = make_engine(clock=FixedClock(T0), max_input_chars=500)
+    lines: list[Any] = [{"user_id": "imp", "content": f"My locker number {i} is {i * 7}"} for i in range(10)]
+    lines.insert(5, {"user_id": "imp", "content": "x" * 501})  # line 6: too long for this engine
+    lines.insert(7, {"user_id": "imp\u0000", "content": "a user id with NUL"})  # line 8
+    rows, errors = admin.parse_import(_jsonl(*lines), "f.jsonl", engine.settings.max_input_chars)
+    assert [r.line for r in rows] == [1, 2, 3, 4, 5, 7, 9, 10, 11, 12]
+    assert [e.split(":")[0] for e in errors] == ["line 6", "line 8"] and "too long" in errors[0]
+    report = admin.import_rows(STAFF, engine, rows)
+    assert (report.rows, report.created, report.failed, report.errors) == (10, 10, 0, [])
+    assert engine.list_memories(MemoryQuery(user_id="imp")).total == 10
+
+
+def test_import_retries_a_failed_batch_row_by_row(engine, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Rows built without parse_import are checked too, and a batch the engine still refuses is
+    retried one row at a time: only the failing row is lost, and the report counts rows written."""
+    real_add_many = engine.add_many
+
+    def add_many(items, **kwargs):  # type: ignore[no-untyped-def]
+        if any(i.content == "boom" for i in items):
+            raise RuntimeError("analyser crashed")
+        return real_add_many(items, **kwargs)
+
+    monkeypatch.setattr(engine, "add_many", add_many)
+    rows = [admin.ImportRow(2, "hal", "Hal keeps bees"), admin.ImportRow(3, "hal", "boom"),
+            admin.ImportRow(4, "hal", "x" * (engine.settings.max_input_chars + 1)),
+            admin.ImportRow(5, "hal", "Hal sails on Sundays", importance=5)]
+    report = admin.import_rows(STAFF, engine, rows)
+    assert report.rows == 2 and report.created == 2 and report.failed == 2
+    assert [e.split(":")[0] for e in report.errors] == ["line 4", "line 3"]
+    assert "analyser crashed" in report.errors[1] and "too long" in report.errors[0]
+    stored = {m.content: m for m in engine.list_memories(MemoryQuery(user_id="hal")).items}
+    assert set(stored) == {"Hal keeps bees", "Hal sails on Sundays"}
+    assert stored["Hal sails on Sundays"].importance == 5
+    assert {e.actor for m in stored.values() for e in engine.history(m.memory_id)} == {"staff:lin"}
+
+
+def test_parse_import_reports_odd_rows_per_line() -> None:
+    rows, errors = admin.parse_import(_jsonl({"user_id": "a", "content": "one"}, "[1, 2]", "42",
+                                             {"user_id": "a", "content": "two", "importance": 2.7},
+                                             {"user_id": "a", "content": "three", "importance": 4.0},
+                                             {"user_id": "a", "content": "four", "importance": True},
+                                             {"user_id": 7, "content": "five"}), "x.jsonl")
+    assert [(r.line, r.content, r.importance) for r in rows] == [(1, "one", None), (5, "three", 4), (7, "five", None)]
+    assert rows[-1].user_id == "7"
+    assert errors == ["line 2: expected a JSON object, got list", "line 3: expected a JSON object, got int",
+                      "line 4: importance must be an integer from 1 to 5, got 2.7",
+                      "line 6: importance must be an integer from 1 to 5, got True"]
+    csv_text = 'user_id,content,importance\nzhang,"two\nlines",3\nzhang,bad,2.5\nzhang,ok, 5 \n'
+    csv_rows, csv_errors = admin.parse_import(csv_text.encode(), "x.csv")
+    assert [(r.line, r.content, r.importance) for r in csv_rows] == [(2, "two\nlines", 3), (5, "ok", 5)]
+    assert csv_errors == ["line 4: importance must be an integer from 1 to 5, got '2.5'"]
+    with pytest.raises(ValidationError, match="must be UTF-8"):
+        admin.parse_import("user_id,content\nzhang,我对芒果过敏\n".encode("gbk"), "x.csv")
+
+
+def test_export_then_import_round_trips_line_separators(engine) -> None:  # type: ignore[no-untyped-def]
+    """JSON allows U+2028/U+2029 unescaped and the export writes them as they are: the import
+    must split lines on "\\n" only (str.splitlines() breaks inside those strings)."""
+    texts = ["Address: 5 Rose Lane\u2028Flat 2, Leeds", "Carol's notes\u2029second paragraph"]
+    for text in texts:
+        engine.add("carol", text, actor="test")
+    exported = "".join(admin.export_user_jsonl(STAFF, engine, "carol"))
+    assert "\u2028" in exported  # written unescaped
+    admin.erase_user(STAFF, engine, "carol", confirm="carol")
+    rows, errors = admin.parse_import(exported.replace("\n", "\r\n").encode(), "memories-carol.jsonl")
+    assert not errors and sorted(r.content for r in rows) == sorted(texts)
+    report = admin.import_rows(STAFF, engine, rows)
+    assert report.created == 2
+    assert sorted(m.content for m in engine.list_memories(MemoryQuery(user_id="carol")).items) == sorted(texts)
+
+
+def test_export_needs_a_user_id(engine) -> None:  # type: ignore[no-untyped-def]
+    """An empty user id means "no filter" to the engine: it must not export everyone."""
+    engine.add("dave", "Dave is allergic to peanuts", actor="test")
+    for bad in ("", "   "):
+        with pytest.raises(ValidationError):
+            list(admin.export_user_jsonl(STAFF, engine, bad))
+
+
+def test_edit_form_expiry_day_does_not_block_importance_expiry(engine) -> None:  # type: ignore[no-untyped-def]
+    """The edit form re-sends the shown expiry day as midnight: that is no change, so raising the
+    importance still recomputes the expiry, and a content edit leaves the expiry where it was."""
+    memory_id = engine.add("ivy", "I parked the car on level 3", actor="test").created[0]
+    record = engine.update(memory_id, actor="test", importance=2)
+    assert record.expires_at is not None and record.expires_at.time() != datetime.min.time()
+    shown_day = admin.day_start(record.expires_at.date())
+    edited = admin.edit_memory(STAFF, engine, memory_id, content="I parked the car on level 4", expires_at=shown_day)
+    assert edited.expires_at == record.expires_at  # not moved to midnight
+    raised = admin.edit_memory(STAFF, engine, memory_id, importance=5, expires_at=shown_day)
+    assert raised.importance == 5 and raised.expires_at is None  # importance 4-5 never expires
+    later = admin.day_start((T0 + timedelta(days=40)).date())
+    assert admin.edit_memory(STAFF, engine, memory_id, expires_at=later).expires_at == later  # a real change
+    assert {e.actor for e in engine.history(memory_id)[-3:]} == {"staff:lin"}
+
+
+def test_merge_apply_skips_a_stale_proposal_and_applies_the_rest(engine) -> None:  # type: ignore[no-untyped-def]
+    ids = [engine.add("alice", text, actor="test").created[0] for text in
+           ("I have a cat named Tom", "My cat Tom is grey", "I drive a red Honda", "My Honda car is from 2015")]
+    stale = MergePlan("alice", (ids[2], ids[3]), (), "I drive a red 2015 Honda")
+    fresh = MergePlan("alice", (ids[0], ids[1]), (), "I have a grey cat named Tom")
+    engine.expire(ids[3], actor="scheduler")  # after the preview, before Apply
+    outcome = admin.merge_apply(STAFF, engine, [stale, fresh])
+    assert len(outcome.applied) == 1 and [f.proposal for f in outcome.failed] == [stale]
+    assert "out of date" in outcome.failed[0].reason
+    merged = engine.get(outcome.applied[0])
+    assert merged.content == "I have a grey cat named Tom" and sorted(merged.merged_from) == sorted(ids[:2])
+    assert engine.get(ids[2]).status.value == "active"  # the stale plan changed nothing
+    assert engine.history(ids[0])[-1].actor == "staff:lin"
