@@ -197,3 +197,19 @@ def test_a_merged_memory_spans_the_told_times_of_its_originals(engine: MemoryEng
                                                        "I run by the river and swim at the pool"),
                                      actor="staff:dana"))
     assert (untimed.event_start, untimed.event_end) == (day, day + timedelta(days=5))
+
+
+def test_a_plan_is_stale_once_one_of_its_memories_is_edited(engine: MemoryEngine) -> None:
+    """The merged text was written from the words shown in the preview; applying it after a
+    staff correction would retire the correction (only the history would keep it)."""
+    user = f"m-{uuid.uuid4().hex[:8]}"
+    short = _add(engine, user, "My sister Anna lives in Berlin", T0)
+    longer = _add(engine, user, "My sister Anna lives in Berlin and works as a nurse there", T0 + timedelta(days=2))
+    engine.clock.set(T0 + timedelta(days=5))
+    (plan,) = plan_merges(engine, user)
+    engine.update(longer, actor="staff:lin", content="My sister Anna lives in Munich and works as a doctor there")
+    with pytest.raises(ValidationError, match="edited"):
+        apply_merge(engine, plan, actor="staff:lin")
+    assert {engine.get(short).status, engine.get(longer).status} == {MemoryStatus.ACTIVE}
+    assert "Munich" in engine.get(longer).content
+    assert longer in _ids(engine, user, "Where does Anna work as a doctor?")

@@ -34,7 +34,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
-from sqlalchemy import select, update
+from sqlalchemy import and_, or_, select, update
 
 from memory_core.clock import as_utc
 from memory_core.errors import NotFoundError, ValidationError
@@ -192,6 +192,11 @@ def apply_merge(engine: "MemoryEngine", plan: MergePlan, actor: str) -> str:
     if len(originals) != len(ids) or any(r.user_id != plan.user_id or r.status is not MemoryStatus.ACTIVE
                                          for r in originals):
         raise ValidationError("this merge plan is out of date: plan again")
+    planned = dict(zip(plan.memory_ids, plan.texts))
+    if any(mid in planned and planned[mid] != records[mid].content for mid in ids):
+        # Edited since the preview: the merged text was written from the old words, and applying
+        # it would retire the correction (kept only in the history).
+        raise ValidationError("a memory in this merge plan was edited since it was planned: plan again")
     now = engine.clock.now()
     text = redact(clean_text(plan.merged_text, engine.settings.max_input_chars)).text
     analysis = engine.llm.analyze(text, now)
@@ -224,10 +229,12 @@ def apply_merge(engine: "MemoryEngine", plan: MergePlan, actor: str) -> str:
     with engine.repo.session() as session:
         changed = session.execute(
             update(MemoryRow)
-            .where(MemoryRow.memory_id.in_(ids), MemoryRow.status == MemoryStatus.ACTIVE.value)
+            .where(or_(*(and_(MemoryRow.memory_id == r.memory_id, MemoryRow.content_hash == r.content_hash)
+                         for r in originals)),
+                   MemoryRow.status == MemoryStatus.ACTIVE.value)
             .values(status=MemoryStatus.SUPERSEDED.value, superseded_by=new_id, updated_at=now, vector_written=False)
         ).rowcount
-        if changed != len(ids):  # a concurrent merge or edit got there first: roll everything back
+        if changed != len(ids):  # a concurrent merge, expiry or edit got there first: roll everything back
             raise ValidationError("this merge plan is out of date: plan again")
         engine.repo.insert(session, values)
         session.flush()
