@@ -229,7 +229,11 @@ class MemoryEngine:
         action = {"active": "restore", "expired": "expire", "archived": "archive", "superseded": "supersede",
                   "deleted": "delete"}[status.value]
         with self.repo.session() as session:
-            self.repo.update_fields(session, before.memory_id, **fields)
+            # Conditional on the status read above: an expiry racing a merge must not turn the
+            # merged (superseded) original into an expired one, half-breaking the merge's undo.
+            if not self.repo.update_if_status(session, before.memory_id, before.status, **fields):
+                raise ValidationError(f"memory {before.memory_id} changed while it was being set to {status.value} "
+                                      "(another job or person got there first): reload and try again")
             after = self.repo.get(before.memory_id, session)
             assert after is not None
             self.repo.add_history(session, memory_id=before.memory_id, user_id=before.user_id, action=action,

@@ -213,3 +213,30 @@ def test_a_plan_is_stale_once_one_of_its_memories_is_edited(engine: MemoryEngine
     assert {engine.get(short).status, engine.get(longer).status} == {MemoryStatus.ACTIVE}
     assert "Munich" in engine.get(longer).content
     assert longer in _ids(engine, user, "Where does Anna work as a doctor?")
+
+
+def test_an_expiry_racing_a_merge_leaves_the_merge_whole(engine: MemoryEngine,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Expiry reads a memory, a merge supersedes it, then expiry writes: the write must not land
+    (it turned the merged original into an expired one, and undo restored only half)."""
+    user = f"m-{uuid.uuid4().hex[:8]}"
+    a = _add(engine, user, "My sister Anna lives in Berlin", T0)
+    b = _add(engine, user, "My sister Anna lives in Berlin and works as a nurse there", T0 + timedelta(days=2))
+    engine.clock.set(T0 + timedelta(days=5))
+    (plan,) = plan_merges(engine, user)
+    merged: list[str] = []
+    real_get = engine.get
+
+    def get_then_merge(memory_id: str, user_id: str | None = None):  # type: ignore[no-untyped-def]
+        record = real_get(memory_id, user_id)
+        if memory_id == a and not merged:  # the merge commits between expiry's read and its write
+            merged.append(apply_merge(engine, plan, actor="staff:lin"))
+        return record
+
+    monkeypatch.setattr(engine, "get", get_then_merge)
+    with pytest.raises(ValidationError, match="changed while"):
+        engine.expire(a, actor="scheduler")
+    monkeypatch.undo()
+    assert engine.get(a).status is MemoryStatus.SUPERSEDED and engine.get(a).superseded_by == merged[0]
+    assert [h.action for h in engine.history(a)][-1] == "merge"
+    assert sorted(undo_merge(engine, merged[0], actor="staff:lin")) == sorted([a, b])

@@ -128,6 +128,12 @@ class SqlRepository:
     def update_fields(self, session: Session, memory_id: str, **fields: Any) -> None:
         session.execute(update(MemoryRow).where(MemoryRow.memory_id == memory_id).values(**fields))
 
+    def update_if_status(self, session: Session, memory_id: str, expected: MemoryStatus, **fields: Any) -> bool:
+        """Update only while the row still has status ``expected``; False when someone changed it first."""
+        result = session.execute(update(MemoryRow).where(MemoryRow.memory_id == memory_id,
+                                                         MemoryRow.status == expected.value).values(**fields))
+        return bool(result.rowcount)
+
     def set_vector_written(self, memory_ids: Sequence[str], written: bool, content_hashes: dict[str, str] | None = None) -> None:
         """Mark vectors written, but only where the row still has the hash that was embedded.
 
