@@ -410,5 +410,14 @@ class WritePipeline:
             return 0
         vectors = self.embedder.embed_passages([embed_text(r.content, r.context) for r in records])
         self.vectors.upsert([vector_record(r, v) for r, v in zip(records, vectors)])
-        self.repo.set_vector_written([r.memory_id for r in records], True, {r.memory_id: r.content_hash for r in records})
+        ids = [r.memory_id for r in records]
+        self.repo.set_vector_written(ids, True, {r.memory_id: r.content_hash for r in records})
+        # These records were read a moment ago: one expired, merged or archived since must not
+        # keep the vector just written (its own unindex may have run before this upsert).
+        retired: dict[str, list[str]] = {}
+        for memory_id, now_record in self.repo.get_many(ids).items():
+            if now_record.status is not MemoryStatus.ACTIVE:
+                retired.setdefault(now_record.user_id, []).append(memory_id)
+        for user_id, memory_ids in retired.items():
+            self.vectors.delete(memory_ids, user_id=user_id)
         return len(records)

@@ -161,3 +161,24 @@ def test_a_repeat_is_not_folded_into_a_memory_that_left_retrieval(make_engine, m
     assert [r.memory_id for r in engine.search("u1", "peanut allergy").results] == again.created
     engine.reconcile()
     assert [r.memory_id for r in engine.search("u1", "peanut allergy").results] == again.created
+
+
+def test_a_memory_retired_while_it_is_reindexed_keeps_no_vector(make_engine, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Reconcile (or a restore) indexes records read a moment earlier; one expired in between
+    must not end with a vector in Milvus and 'written' in SQL."""
+    engine = make_engine()
+    memory_id = engine.add("dora", "I keep bees in the garden behind my house").created[0]
+    engine.vectors.delete([memory_id], user_id="dora")  # drift: the vector went missing
+    real = engine.writer.index_records
+
+    def expire_first(records):  # type: ignore[no-untyped-def]
+        if any(r.memory_id == memory_id for r in records):
+            engine.expire(memory_id, actor="scheduler")  # lands after reconcile read the row
+        return real(records)
+
+    monkeypatch.setattr(engine.writer, "index_records", expire_first)
+    engine.reconcile("dora")
+    monkeypatch.undo()
+    record = engine.get(memory_id)
+    assert record.status.value == "expired" and not record.vector_written
+    assert memory_id not in engine.vectors.user_hashes("dora")

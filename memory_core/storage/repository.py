@@ -142,6 +142,8 @@ class SqlRepository:
         """
         if not memory_ids:
             return
+        # Only an active row has a vector to be current (one retired meanwhile is not "written").
+        active_only = [MemoryRow.status == MemoryStatus.ACTIVE.value] if written else []
         with self.session() as s:
             if content_hashes:
                 # One statement per 500 rows: (id, hash) pairs, so an edited row is left alone. The
@@ -153,13 +155,14 @@ class SqlRepository:
                     s.execute(
                         update(MemoryRow)
                         .where(MemoryRow.memory_id.in_([mid for mid, _ in part]),
-                               tuple_(MemoryRow.memory_id, MemoryRow.content_hash).in_(part))
+                               tuple_(MemoryRow.memory_id, MemoryRow.content_hash).in_(part),
+                               *active_only)
                         .values(vector_written=written)
                     )
             else:
                 ids = list(memory_ids)
                 for start in range(0, len(ids), 500):
-                    s.execute(update(MemoryRow).where(MemoryRow.memory_id.in_(ids[start:start + 500]))
+                    s.execute(update(MemoryRow).where(MemoryRow.memory_id.in_(ids[start:start + 500]), *active_only)
                               .values(vector_written=written))
 
     def find_by_hash(self, user_id: str, content_hash: str) -> MemoryRecord | None:
