@@ -228,3 +228,23 @@ def test_ids_with_event_in_matches_the_told_time_of_one_users_live_memories(sql_
     assert repo.ids_with_event_in("u1", None, window_end, now) == ["last-week", "yesterday", "before"]
     assert repo.ids_with_event_in("u2", window_start, window_end, now) == ["other-user"]
     assert repo.ids_with_event_in("u1' OR '1'='1", window_start, window_end, now) == []
+
+
+def test_text_search_and_speaker_labels_fold_case_alike_on_both_backends(sql_url: str) -> None:
+    """SQLite's lower() folded ASCII only and its LIKE ignores case: the staff text filter and the
+    SQL fallback missed "ZÜRICH" for "zürich", and "caroline: ..." counted as Caroline's label."""
+    from memory_core.records import MemoryQuery
+
+    engine = create_sql_engine(sql_url)
+    migrate(engine)
+    repo = SqlRepository(engine)
+    texts = {"m1": "Ärger mit dem Öltank in ZÜRICH", "m2": "caroline: lower-case label", "m3": "Melanie: hi",
+             "m4": "ΣΟΦΙΑ likes Greek coffee"}
+    with repo.session() as session:
+        for mid, text in texts.items():
+            repo.insert(session, _row(mid, f"h-{mid}") | {"content": text})
+    assert [r.memory_id for r in repo.list(MemoryQuery(text="zürich")).items] == ["m1"]
+    assert [r.memory_id for r in repo.list(MemoryQuery(text="σοφια")).items] == ["m4"]
+    now = datetime(2026, 12, 2, tzinfo=timezone.utc)
+    assert [r.memory_id for r in repo.keyword_candidates("u1", ["öltank"], now)] == ["m1"]
+    assert repo.speakers_present("u1", ["Caroline", "Melanie", "MELANIE"]) == {"Melanie"}

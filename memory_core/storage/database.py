@@ -27,6 +27,13 @@ def create_sql_engine(url: str) -> Engine:
             cursor.execute("PRAGMA busy_timeout=30000")
             cursor.execute("PRAGMA synchronous=NORMAL")
             cursor.close()
+            # SQLite's own lower() folds ASCII only, so a text search for "zürich" missed
+            # "ZÜRICH" here while PostgreSQL found it: the same Unicode lowercasing as Python.
+            dbapi_conn.create_function("lower", 1, _unicode_lower, deterministic=True)
 
         return engine
     return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20, pool_recycle=1800)
+
+
+def _unicode_lower(value: Any) -> Any:
+    return value.lower() if isinstance(value, str) else value

@@ -249,7 +249,9 @@ class SqlRepository:
         mine = (MemoryRow.user_id == user_id, MemoryRow.status == MemoryStatus.ACTIVE.value)
         parts = [
             select(literal(i, Integer).label("name_index"))
-            .where(*mine, MemoryRow.content.startswith(f"{name}:", autoescape=True))
+            .where(*mine, MemoryRow.content.startswith(f"{name}:", autoescape=True),
+                   # LIKE ignores case on SQLite; a label is matched exactly on both backends.
+                   func.substr(MemoryRow.content, 1, len(name) + 1) == f"{name}:")
             .limit(1).subquery()
             for i, name in enumerate(unique)
         ]
