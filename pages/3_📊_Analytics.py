@@ -16,7 +16,7 @@ engine = engine_or_stop()
 engine.flush()  # latency rows are written in the background: include the latest searches
 
 st.title("📊 Analytics")
-numbers = analytics.summary(engine)
+numbers = analytics.summary(principal, engine)
 k1, k2, k3, k4, k5 = st.columns(5)
 k1.metric("Active memories", f"{numbers['memories_active']:,}", help=f"{numbers['memories_total']:,} in all statuses")
 k2.metric("Users", f"{numbers['users']:,}")
@@ -24,7 +24,7 @@ k3.metric("Searches", f"{numbers['searches']:,}")
 k4.metric("Cache hit rate", "—" if numbers["cache_hit_rate"] is None else f"{numbers['cache_hit_rate']:.0%}")
 k5.metric("Retrieval p95", "—" if numbers["p95_ms"] is None else f"{numbers['p95_ms']:.0f} ms")
 
-charts = analytics.charts(engine)
+charts = analytics.charts(principal, engine)
 for left, right in zip(charts[0::2], charts[1::2] + [None]):
     columns = st.columns(2)
     for column, chart in zip(columns, (left, right)):

@@ -241,12 +241,13 @@ def merge_apply(principal: Principal, engine: "MemoryEngine", proposals: Sequenc
 def run_expiry(principal: Principal, engine: "MemoryEngine") -> sched.RunOutcome:
     """Expiry cleanup now, logged like a scheduled run."""
     require_staff(principal)
-    return sched.run_job(engine, sched.JOB_EXPIRY, lambda: sched.expire_due(engine, actor=principal.actor))
+    return sched.run_job(engine, sched.JOB_EXPIRY, lambda: sched.expire_due(engine, actor=principal.actor),
+                         actor=principal.actor)
 
 
 def run_reconcile(principal: Principal, engine: "MemoryEngine") -> sched.RunOutcome:
     require_staff(principal)
-    return sched.run_job(engine, sched.JOB_RECONCILE, lambda: sched.reconcile(engine))
+    return sched.run_job(engine, sched.JOB_RECONCILE, lambda: sched.reconcile(engine), actor=principal.actor)
 
 
 def scheduler_status(principal: Principal, engine: "MemoryEngine", limit: int = 30) -> dict[str, Any]:

@@ -4,6 +4,11 @@ retrieval is, how often the cache answers, and what the scheduler did.
 Aggregates run in SQL (GROUP BY over bound expressions), so the page stays fast with many
 memories; figures are plotly objects the page only displays. Each ``Chart`` carries an
 explanation for when it has no data yet.
+
+Every public function takes the signed-in principal first and refuses anyone without the
+analytics permission (support staff and analysts) with ``PermissionError``, whatever the page
+did: the page check is for the person, this one is the rule. The numbers span every user
+(per-user breakdowns name user ids), so an end user must never get them.
 """
 from __future__ import annotations
 
@@ -16,10 +21,20 @@ import plotly.express as px
 import plotly.graph_objects as go
 from sqlalchemy import func, select
 
+from services.auth import Principal
+
 if TYPE_CHECKING:
     from memory_core import MemoryEngine
 
 STAGES = ("rewrite", "embed", "search", "rerank", "fetch", "total")
+
+
+def require_analytics(principal: Principal | None) -> Principal:
+    """The principal when it may view analytics (staff, analyst); PermissionError otherwise
+    (including nobody signed in)."""
+    if principal is None or not isinstance(principal, Principal) or not principal.can_view_analytics:
+        raise PermissionError("analytics is for support staff and analysts only")
+    return principal
 
 
 @dataclass(frozen=True)
@@ -36,7 +51,7 @@ def _frame(engine: "MemoryEngine", stmt: Any, columns: list[str]) -> pd.DataFram
     return pd.DataFrame([tuple(r) for r in rows], columns=columns)
 
 
-def importance_frame(engine: "MemoryEngine") -> pd.DataFrame:
+def _importance_frame(engine: "MemoryEngine") -> pd.DataFrame:
     """Active memories counted by user, type and importance."""
     from memory_core.storage.schema import MemoryRow
 
@@ -46,14 +61,14 @@ def importance_frame(engine: "MemoryEngine") -> pd.DataFrame:
     return _frame(engine, stmt, ["user_id", "memory_type", "importance", "count"])
 
 
-def status_by_user_frame(engine: "MemoryEngine") -> pd.DataFrame:
+def _status_by_user_frame(engine: "MemoryEngine") -> pd.DataFrame:
     from memory_core.storage.schema import MemoryRow
 
     stmt = select(MemoryRow.user_id, MemoryRow.status, func.count()).group_by(MemoryRow.user_id, MemoryRow.status)
     return _frame(engine, stmt, ["user_id", "status", "count"])
 
 
-def growth_frame(engine: "MemoryEngine") -> pd.DataFrame:
+def _growth_frame(engine: "MemoryEngine") -> pd.DataFrame:
     """Per day: memories created, memories expired, and the running total still stored."""
     from memory_core.storage.schema import MemoryRow
 
@@ -71,7 +86,7 @@ def growth_frame(engine: "MemoryEngine") -> pd.DataFrame:
     return per_day.reset_index()
 
 
-def metrics_frame(engine: "MemoryEngine", since: datetime | None = None) -> pd.DataFrame:
+def _metrics_frame(engine: "MemoryEngine", since: datetime | None = None) -> pd.DataFrame:
     frame = pd.DataFrame(engine.repo.metrics(since=since))
     if not frame.empty:
         frame["at"] = pd.to_datetime(frame["at"], utc=True)
@@ -83,7 +98,7 @@ def _bucket(frame: pd.DataFrame) -> str:
     return "D" if span > timedelta(days=3) else ("h" if span > timedelta(hours=3) else "min")
 
 
-def latency_over_time(frame: pd.DataFrame) -> pd.DataFrame:
+def _latency_over_time(frame: pd.DataFrame) -> pd.DataFrame:
     """p50 and p95 of total retrieval time per time bucket (day, hour or minute by the span)."""
     bucket = frame["at"].dt.floor(_bucket(frame))
     grouped = frame.groupby(bucket)["total_ms"]
@@ -92,7 +107,7 @@ def latency_over_time(frame: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
-def latency_by_stage(frame: pd.DataFrame) -> pd.DataFrame:
+def _latency_by_stage(frame: pd.DataFrame) -> pd.DataFrame:
     """p50 and p95 per pipeline stage over all searches that did the work (cache misses)."""
     misses = frame[~frame["cache_hit"].astype(bool)]
     source = misses if not misses.empty else frame
@@ -104,7 +119,7 @@ def latency_by_stage(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def cache_rate(frame: pd.DataFrame) -> pd.DataFrame:
+def _cache_rate(frame: pd.DataFrame) -> pd.DataFrame:
     bucket = frame["at"].dt.floor(_bucket(frame))
     grouped = frame.groupby(bucket)["cache_hit"]
     out = pd.DataFrame({"hit_rate": grouped.mean().astype(float), "searches": grouped.size()})
@@ -112,17 +127,17 @@ def cache_rate(frame: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
-def job_runs_frame(engine: "MemoryEngine", limit: int = 2000) -> pd.DataFrame:
+def _job_runs_frame(engine: "MemoryEngine", limit: int = 2000) -> pd.DataFrame:
     runs = engine.job_runs(limit=limit)
     return pd.DataFrame([{"job": r.job, "started_at": r.started_at, "finished_at": r.finished_at,
                           "outcome": r.outcome, "seconds": ((r.finished_at - r.started_at).total_seconds()
                                                             if r.finished_at else None)} for r in runs])
 
 
-def summary(engine: "MemoryEngine") -> dict[str, Any]:
+def _summary(engine: "MemoryEngine") -> dict[str, Any]:
     """Headline numbers: memories, users, searches, cache hit rate, p95 latency."""
-    status = status_by_user_frame(engine)
-    metrics = metrics_frame(engine)
+    status = _status_by_user_frame(engine)
+    metrics = _metrics_frame(engine)
     return {
         "memories_active": int(status.loc[status["status"] == "active", "count"].sum()) if not status.empty else 0,
         "memories_total": int(status["count"].sum()) if not status.empty else 0,
@@ -133,13 +148,13 @@ def summary(engine: "MemoryEngine") -> dict[str, Any]:
     }
 
 
-def charts(engine: "MemoryEngine") -> list[Chart]:
+def _charts(engine: "MemoryEngine") -> list[Chart]:
     """Every chart of the analytics page, in page order."""
     out: list[Chart] = []
     no_memories = "No memories yet: chat on the Chat page, load the demo data, or import memories on Admin."
     no_searches = "No searches recorded yet: every chat turn records its retrieval timings here."
 
-    imp = importance_frame(engine)
+    imp = _importance_frame(engine)
     if imp.empty:
         out += [Chart("importance_type", "Importance by memory type", None, no_memories),
                 Chart("importance_user", "Importance by user", None, no_memories)]
@@ -155,7 +170,7 @@ def charts(engine: "MemoryEngine") -> list[Chart]:
                                 labels={"count": "active memories", "user_id": "user"},
                                 category_orders={"importance": ["1", "2", "3", "4", "5"]})))
 
-    status = status_by_user_frame(engine)
+    status = _status_by_user_frame(engine)
     if status.empty:
         out.append(Chart("per_user", "Memories per user", None, no_memories))
     else:
@@ -163,7 +178,7 @@ def charts(engine: "MemoryEngine") -> list[Chart]:
                          px.bar(status, x="user_id", y="count", color="status",
                                 labels={"count": "memories", "user_id": "user"})))
 
-    growth = growth_frame(engine)
+    growth = _growth_frame(engine)
     if growth.empty:
         out.append(Chart("growth", "Memory growth and expiry", None, no_memories))
     else:
@@ -174,25 +189,25 @@ def charts(engine: "MemoryEngine") -> list[Chart]:
         fig.update_layout(barmode="relative", yaxis_title="memories per day", xaxis_title="day")
         out.append(Chart("growth", "Memory growth and expiry", fig))
 
-    metrics = metrics_frame(engine)
+    metrics = _metrics_frame(engine)
     if metrics.empty:
         out += [Chart("latency_time", "Retrieval latency p50 / p95 over time", None, no_searches),
                 Chart("latency_stage", "Retrieval latency per stage", None, no_searches),
                 Chart("cache", "Cache hit rate", None, no_searches)]
     else:
-        over_time = latency_over_time(metrics)
+        over_time = _latency_over_time(metrics)
         out.append(Chart("latency_time", "Retrieval latency p50 / p95 over time",
                          px.line(over_time, x="time", y=["p50", "p95"], markers=True,
                                  labels={"value": "ms", "variable": "percentile"})))
-        stages = latency_by_stage(metrics).melt(id_vars="stage", var_name="percentile", value_name="ms")
+        stages = _latency_by_stage(metrics).melt(id_vars="stage", var_name="percentile", value_name="ms")
         out.append(Chart("latency_stage", "Retrieval latency per stage",
                          px.bar(stages, x="stage", y="ms", color="percentile", barmode="group")))
-        rate = cache_rate(metrics)
+        rate = _cache_rate(metrics)
         out.append(Chart("cache", "Cache hit rate",
                          px.line(rate, x="time", y="hit_rate", markers=True, range_y=[0, 1],
                                  hover_data=["searches"], labels={"hit_rate": "share of searches from cache"})))
 
-    runs = job_runs_frame(engine)
+    runs = _job_runs_frame(engine)
     if runs.empty:
         out.append(Chart("jobs", "Scheduler job runs", None,
                          "No job runs yet: reconcile runs every 5 minutes, expiry daily at 02:00, "
@@ -211,3 +226,46 @@ def charts(engine: "MemoryEngine") -> list[Chart]:
             if chart.key in ("growth", "latency_time", "cache"):
                 chart.figure.update_xaxes(type="date", tickformat="%Y-%m-%d" if chart.key == "growth" else None)
     return out
+
+
+# ---- the public, permission-checked API ------------------------------------------------------------
+def summary(principal: Principal, engine: "MemoryEngine") -> dict[str, Any]:
+    """Headline numbers: memories, users, searches, cache hit rate, p95 latency."""
+    require_analytics(principal)
+    return _summary(engine)
+
+
+def charts(principal: Principal, engine: "MemoryEngine") -> list[Chart]:
+    """Every chart of the analytics page, in page order."""
+    require_analytics(principal)
+    return _charts(engine)
+
+
+def importance_frame(principal: Principal, engine: "MemoryEngine") -> pd.DataFrame:
+    """Active memories counted by user, type and importance."""
+    require_analytics(principal)
+    return _importance_frame(engine)
+
+
+def status_by_user_frame(principal: Principal, engine: "MemoryEngine") -> pd.DataFrame:
+    """Memories counted by user and status."""
+    require_analytics(principal)
+    return _status_by_user_frame(engine)
+
+
+def growth_frame(principal: Principal, engine: "MemoryEngine") -> pd.DataFrame:
+    """Per day: memories created, memories expired, and the running total still stored."""
+    require_analytics(principal)
+    return _growth_frame(engine)
+
+
+def metrics_frame(principal: Principal, engine: "MemoryEngine", since: datetime | None = None) -> pd.DataFrame:
+    """The recorded retrieval timings (one row per search)."""
+    require_analytics(principal)
+    return _metrics_frame(engine, since)
+
+
+def job_runs_frame(principal: Principal, engine: "MemoryEngine", limit: int = 2000) -> pd.DataFrame:
+    """The scheduler's job runs with outcome and duration."""
+    require_analytics(principal)
+    return _job_runs_frame(engine, limit)

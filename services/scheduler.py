@@ -4,7 +4,9 @@ APScheduler's ``BackgroundScheduler`` is started by ``start_scheduler`` behind a
 lock, so reruns and browser sessions never start a second one. With several app processes
 (several Streamlit servers on one database) every process schedules the jobs, but each run
 first takes a lease in SQL (``repo.try_lock``): only the holder runs it; the others log a
-'skipped' run. Every run, whatever its outcome, is logged with ``repo.start_job/finish_job``.
+'skipped' run. Every run, whatever its outcome, is logged with ``repo.start_job/finish_job``,
+with who started it under ``started_by`` in its counts (``"scheduler"`` for the background
+jobs, the staff member's actor for a run started from the admin page).
 """
 from __future__ import annotations
 
@@ -41,10 +43,14 @@ JOB_LABELS = {
 HOLDER = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
+SCHEDULER_ACTOR = "scheduler"  # who the background jobs act as, in histories and the run log
+
+
 # ---- the job functions (plain functions: tests and the admin page call them directly) ----------
-def expire_due(engine: "MemoryEngine", actor: str = "scheduler") -> dict[str, Any]:
-    """Push out the expiry of memories retrieval keeps using, then expire the rest that are due."""
-    return maintenance.expire_due(engine)
+def expire_due(engine: "MemoryEngine", actor: str = SCHEDULER_ACTOR) -> dict[str, Any]:
+    """Push out the expiry of memories retrieval keeps using, then expire the rest that are due.
+    ``actor`` is written into the history of every memory the run extends or expires."""
+    return maintenance.expire_due(engine, actor=actor)
 
 
 def archive_due(engine: "MemoryEngine") -> dict[str, Any]:
@@ -81,34 +87,56 @@ class RunOutcome:
     outcome: str  # ok, error, skipped
     counts: dict[str, Any]
     detail: str = ""
+    started_by: str = SCHEDULER_ACTOR
 
 
 def run_job(engine: "MemoryEngine", name: str, fn: Callable[[], dict[str, Any]], *,
-            holder: str = HOLDER, lease_s: int = 3600) -> RunOutcome:
+            holder: str = HOLDER, lease_s: int = 3600, actor: str = SCHEDULER_ACTOR) -> RunOutcome:
     """Run ``fn`` under the lease ``name``: logged as ok/error, or as skipped when another
     holder has the lease. The lease is released when the run ends, so a crash only blocks the
-    job until the lease expires."""
-    now = engine.clock.now()
-    run_id = engine.repo.start_job(name, now)
-    if not engine.repo.try_lock(name, holder, now, now + timedelta(seconds=lease_s)):
-        detail = "another process holds the lease"
-        engine.repo.finish_job(run_id, engine.clock.now(), "skipped", {}, detail)
-        return RunOutcome(name, "skipped", {}, detail)
+    job until the lease expires. ``actor`` (who started the run) is logged as ``started_by``.
+
+    Never raises: APScheduler calls this in its own thread, so every failure, including the
+    database being unreachable for the run log or the lease, comes back as an 'error' outcome
+    (and is logged here) instead."""
+    run_id: int | None = None
+    locked = False
+    counts: dict[str, Any] = {}
     try:
-        counts = fn()
-        outcome, detail = "ok", ""
-        if counts.get("skipped"):  # the maintenance function's own lease was busy: nothing ran
-            outcome, detail = "skipped", "the maintenance job's own lease is held by another run"
+        now = engine.clock.now()
+        run_id = engine.repo.start_job(name, now)
+        locked = engine.repo.try_lock(name, holder, now, now + timedelta(seconds=lease_s))
+        if not locked:
+            outcome, detail = "skipped", "another process holds the lease"
+        else:
+            counts = fn()
+            outcome, detail = "ok", ""
+            if counts.get("skipped"):  # the maintenance function's own lease was busy: nothing ran
+                outcome, detail = "skipped", "the maintenance job's own lease is held by another run"
     except Exception as exc:  # logged, never raised into APScheduler's thread
-        log.exception("job %s failed", name)
-        counts, outcome, detail = {}, "error", f"{type(exc).__name__}: {exc}"
+        counts, outcome = {}, "error"
+        if run_id is None:  # the run could not even be logged (database unreachable): nothing ran
+            first_line = (str(exc).splitlines() or [""])[0]
+            detail = f"the run could not start: {type(exc).__name__}: {first_line}"
+            log.error("job %s (started by %s) did not start: %s", name, actor, detail)
+        else:
+            log.exception("job %s (started by %s) failed", name, actor)
+            detail = f"{type(exc).__name__}: {exc}"
     finally:
+        if locked:
+            try:
+                engine.repo.release_lock(name, holder)
+            except Exception as exc:
+                log.warning("releasing lease %s failed (it expires by itself): %s", name, exc)
+    if run_id is not None:
         try:
-            engine.repo.release_lock(name, holder)
-        except Exception as exc:
-            log.warning("releasing lease %s failed (it expires by itself): %s", name, exc)
-    engine.repo.finish_job(run_id, engine.clock.now(), outcome, _json_safe(counts), detail)
-    return RunOutcome(name, outcome, counts, detail)
+            engine.repo.finish_job(run_id, engine.clock.now(), outcome,
+                                   {**_json_safe(counts), "started_by": actor}, detail)
+        except Exception as exc:  # the run happened; only its log entry stays 'running'
+            log.warning("logging the end of job %s run %s failed: %s", name, run_id, exc)
+            note = f"the run log could not be updated: {type(exc).__name__}: {exc}"
+            detail = f"{detail}; {note}" if detail else note
+    return RunOutcome(name, outcome, counts, detail, actor)
 
 
 def _json_safe(counts: dict[str, Any]) -> dict[str, Any]:

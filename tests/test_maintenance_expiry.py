@@ -184,3 +184,40 @@ def test_a_simulated_year(engine: MemoryEngine) -> None:
     assert restored.status is MemoryStatus.ACTIVE and restored.expires_at is not None and restored.expires_at > end
     assert _ids(engine, user, "ramen place near the office", end, top_k=1) == [ramen]
     assert [h.action for h in engine.history(ramen)][-3:] == ["expire", "archive", "restore"]
+
+
+# ---- who ran it -------------------------------------------------------------------------------
+def test_the_runs_actor_is_written_into_every_history_entry(make_engine) -> None:  # type: ignore[no-untyped-def]
+    """The scheduler's runs are recorded as "scheduler"; a run started by staff names the staff
+    member on both what it keeps alive and what it expires."""
+    from sqlalchemy import update
+
+    from memory_core.storage.schema import MemoryRow
+
+    engine = make_engine(clock=FixedClock(T0))
+    now = T0 + timedelta(days=10)
+
+    def due_memories() -> tuple[str, str]:
+        used = engine.add("u-actor", f"I play chess with Omar on Tuesdays {uuid.uuid4().hex[:6]}",
+                          actor="test").created[0]
+        unused = engine.add("u-actor", f"I tried the new noodle bar by the station {uuid.uuid4().hex[:6]}",
+                            actor="test").created[0]
+        engine.update(used, actor="test", expires_at=now + timedelta(days=2))  # due within the look-ahead
+        engine.update(unused, actor="test", expires_at=now - timedelta(hours=1))  # past due
+        with engine.repo.session() as session:  # retrieved often, last time yesterday: earns an extension
+            session.execute(update(MemoryRow).where(MemoryRow.memory_id == used)
+                            .values(access_count=25, last_accessed_at=now - timedelta(days=1)))
+        return used, unused
+
+    by_scheduler = due_memories()
+    assert expire_due(engine, now) == {"skipped": 0, "checked": 1, "extended": 1, "expired": 1, "errors": 0}
+    by_staff = due_memories()
+    counts = expire_due(engine, now, actor="staff:carol")
+    assert (counts["extended"], counts["expired"], counts["errors"]) == (1, 1, 0)
+
+    for (used, unused), actor in ((by_scheduler, "scheduler"), (by_staff, "staff:carol")):
+        kept, gone = engine.history(used)[-1], engine.history(unused)[-1]
+        assert (kept.action, kept.actor) == ("update", actor) and "kept alive" in kept.note
+        assert (gone.action, gone.actor) == ("expire", actor)
+        assert engine.get(used).status is MemoryStatus.ACTIVE
+        assert engine.get(unused).status is MemoryStatus.EXPIRED

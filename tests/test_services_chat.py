@@ -10,7 +10,7 @@ from memory_core import MemoryQuery
 from services import analytics
 from services.chat import ChatService, is_forget_request, new_session_id
 from services.demo_data import DEMO_USERS, seed_demo
-from tests.app_support import ALICE, ZHANG
+from tests.app_support import ALICE, STAFF, ZHANG
 
 
 @pytest.fixture
@@ -100,7 +100,7 @@ def test_a_user_cannot_undo_another_users_memory(engine) -> None:  # type: ignor
 
 
 def test_demo_seed_and_analytics(engine) -> None:  # type: ignore[no-untyped-def]
-    empty = analytics.charts(engine)
+    empty = analytics.charts(STAFF, engine)
     assert all(c.figure is None and c.empty_reason for c in empty)
     reports = seed_demo(engine)
     assert {r.user_id: r.written > 0 for r in reports} == {"zhangsan": True, "alice": True}
@@ -117,14 +117,14 @@ def test_demo_seed_and_analytics(engine) -> None:  # type: ignore[no-untyped-def
     for query in ("芒果", "where do I live now"):
         engine.search("zhangsan" if query == "芒果" else "alice", query)
     engine.flush()
-    charts = {c.key: c for c in analytics.charts(engine)}
+    charts = {c.key: c for c in analytics.charts(STAFF, engine)}
     missing = [k for k in ("importance_type", "importance_user", "per_user", "growth", "latency_time",
                            "latency_stage", "cache") if charts[k].figure is None]
     assert not missing
     assert charts["jobs"].figure is None and "reconcile" in charts["jobs"].empty_reason
-    numbers = analytics.summary(engine)
+    numbers = analytics.summary(STAFF, engine)
     assert numbers["users"] == 2 and numbers["searches"] == 2 and numbers["p95_ms"] > 0
-    growth = analytics.growth_frame(engine)
+    growth = analytics.growth_frame(STAFF, engine)
     assert growth["stored"].iloc[-1] == numbers["memories_total"]
 
 

@@ -1,13 +1,19 @@
 """The scheduler: leased runs (one process runs a job, others log 'skipped'), logged outcomes,
-one scheduler per process, and the cron/interval schedule."""
+who started a run (history and run log), a run with the database down that reports instead of
+raising, one scheduler per process, and the cron/interval schedule."""
 from __future__ import annotations
 
+import socket
+import threading
 from datetime import datetime, timedelta, timezone
 
 import pytest
+from sqlalchemy.engine import make_url
 
 from memory_core import FixedClock
-from services import scheduler
+from services import admin, scheduler
+from tests.app_support import STAFF
+from tests.conftest import fresh_pg_schema
 
 T0 = datetime(2025, 3, 5, 12, 0, tzinfo=timezone.utc)  # a Wednesday
 
@@ -29,7 +35,8 @@ def test_a_job_runs_in_one_process_only(engine) -> None:  # type: ignore[no-unty
     # the lease was released after the run: another holder may run the next one
     assert engine.repo.try_lock("reconcile", "process-C", T0, T0 + timedelta(minutes=1))
     runs = engine.job_runs("reconcile")
-    assert [(r.outcome, r.counts) for r in runs[:2]] == [("ok", {"n": 1}), ("skipped", {})]
+    assert [(r.outcome, r.counts) for r in runs[:2]] == [("ok", {"n": 1, "started_by": "scheduler"}),
+                                                         ("skipped", {"started_by": "scheduler"})]
     assert "lease" in runs[1].detail
 
 
@@ -62,6 +69,110 @@ def test_job_functions_do_real_work(engine) -> None:  # type: ignore[no-untyped-
     assert counts["errors"] == 0 and counts["users"] == 1
     merged = scheduler.merge_all(engine, min_memories=1)
     assert "merged" in merged
+
+
+def test_staff_run_expiry_names_the_staff_member_in_history(engine) -> None:  # type: ignore[no-untyped-def]
+    """A run started from the admin page is written to each memory's history as the staff
+    member, not as the background scheduler."""
+    memory_id = engine.add("u1", "The plumber comes on Friday", actor="test").created[0]
+    engine.update(memory_id, actor="test", expires_at=T0 + timedelta(hours=1))
+    engine.clock.set(T0 + timedelta(days=1))
+    outcome = admin.run_expiry(STAFF, engine)
+    assert outcome.outcome == "ok" and outcome.counts["expired"] == 1
+    last = engine.history(memory_id)[-1]
+    assert (last.action, last.actor) == ("expire", f"staff:{STAFF.username}") == ("expire", STAFF.actor)
+
+
+def test_the_run_log_records_who_started_the_run(engine) -> None:  # type: ignore[no-untyped-def]
+    memory_id = engine.add("u1", "The plumber comes on Friday", actor="test").created[0]
+    engine.update(memory_id, actor="test", expires_at=T0 + timedelta(hours=1))
+    engine.clock.set(T0 + timedelta(days=1))
+    by_staff = scheduler.run_job(engine, scheduler.JOB_EXPIRY,
+                                 lambda: scheduler.expire_due(engine, actor=STAFF.actor), actor=STAFF.actor)
+    assert by_staff.outcome == "ok" and by_staff.started_by == STAFF.actor
+    background = scheduler.job_functions(engine)[scheduler.JOB_EXPIRY]
+    by_scheduler = scheduler.run_job(engine, scheduler.JOB_EXPIRY, background)
+    assert by_scheduler.outcome == "ok" and by_scheduler.started_by == "scheduler"
+    latest, earlier = engine.job_runs(scheduler.JOB_EXPIRY)[:2]
+    assert latest.counts["started_by"] == "scheduler"
+    assert earlier.counts["started_by"] == STAFF.actor and earlier.counts["expired"] == 1
+    assert engine.history(memory_id)[-1].actor == STAFF.actor
+
+
+class _Relay:
+    """A TCP relay in front of the real PostgreSQL. ``close`` makes the database unreachable:
+    the pooled connections die and new ones are refused (nothing in the engine is replaced)."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self._target = (host, port)
+        self._server = socket.create_server(("127.0.0.1", 0))
+        self.port = self._server.getsockname()[1]
+        self._open: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._closed = False
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._server.accept()
+                upstream = socket.create_connection(self._target)
+            except OSError:
+                return
+            with self._lock:
+                if self._closed:
+                    client.close()
+                    upstream.close()
+                    return
+                self._open += [client, upstream]
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pipe(a: socket.socket, b: socket.socket) -> None:
+        try:
+            while data := a.recv(65536):
+                b.sendall(data)
+        except OSError:
+            pass
+        for sock in (a, b):
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            sockets, self._open = self._open, []
+        for sock in [self._server, *sockets]:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            sock.close()
+
+
+def test_run_job_reports_a_database_outage_instead_of_raising(make_engine, pg_url) -> None:  # type: ignore[no-untyped-def]
+    """APScheduler calls run_job in its own thread: with PostgreSQL unreachable the run cannot
+    even be logged, and that must come back as an 'error' outcome, not an exception."""
+    url = make_url(fresh_pg_schema(pg_url))
+    relay = _Relay(url.host or "127.0.0.1", url.port or 5432)
+    try:
+        via_relay = url.set(host="127.0.0.1", port=relay.port).render_as_string(hide_password=False)
+        engine = make_engine(sql="postgres", database_url=via_relay, clock=FixedClock(T0))
+        assert scheduler.run_job(engine, scheduler.JOB_RECONCILE, lambda: {"n": 1}).outcome == "ok"
+        relay.close()  # PostgreSQL is now unreachable for this engine
+        calls: list[str] = []
+        outcome = scheduler.run_job(engine, scheduler.JOB_RECONCILE, lambda: calls.append("ran") or {"n": 1})
+        assert outcome.outcome == "error" and calls == []
+        assert "could not start" in outcome.detail and "OperationalError" in outcome.detail
+        # the real expiry job, as the background scheduler and as staff, reports the same way
+        expiry = scheduler.job_functions(engine)[scheduler.JOB_EXPIRY]
+        assert scheduler.run_job(engine, scheduler.JOB_EXPIRY, expiry).outcome == "error"
+        assert admin.run_expiry(STAFF, engine).outcome == "error"
+    finally:
+        relay.close()
 
 
 def test_one_scheduler_per_process_with_the_documented_schedule(engine) -> None:  # type: ignore[no-untyped-def]

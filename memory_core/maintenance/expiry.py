@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from memory_core.engine import MemoryEngine
 
 log = logging.getLogger(__name__)
-ACTOR = "scheduler"
+ACTOR = "scheduler"  # the history actor of the background job; a staff-started run passes its own
 
 
 def _near_expiry(engine: "MemoryEngine", horizon: datetime, batch: int) -> Iterator[MemoryRecord]:
@@ -48,8 +48,10 @@ def _near_expiry(engine: "MemoryEngine", horizon: datetime, batch: int) -> Itera
         after = records[-1].memory_id
 
 
-def extend_used(engine: "MemoryEngine", now: datetime) -> tuple[int, int, int]:
-    """Push out the expiry of near-due memories that earned it. Returns (checked, extended, errors)."""
+def extend_used(engine: "MemoryEngine", now: datetime, actor: str = ACTOR) -> tuple[int, int, int]:
+    """Push out the expiry of near-due memories that earned it. Returns (checked, extended, errors).
+
+    ``actor`` is written into each memory's history (a staff-started run names the staff member)."""
     settings = engine.settings
     horizon = now + timedelta(days=settings.expiry_lookahead_days)
     checked = extended = errors = 0
@@ -59,7 +61,7 @@ def extend_used(engine: "MemoryEngine", now: datetime) -> tuple[int, int, int]:
         if until is None:
             continue
         try:
-            engine.update(record.memory_id, actor=ACTOR, expires_at=until,
+            engine.update(record.memory_id, actor=actor, expires_at=until,
                           note=f"kept alive until {until.date().isoformat()}: {score.describe()}, "
                                f"retrieved {record.access_count} times")
             extended += 1
@@ -69,8 +71,8 @@ def extend_used(engine: "MemoryEngine", now: datetime) -> tuple[int, int, int]:
     return checked, extended, errors
 
 
-def expire_past_due(engine: "MemoryEngine", now: datetime) -> tuple[int, int]:
-    """Expire every active memory past ``expires_at``. Returns (expired, errors)."""
+def expire_past_due(engine: "MemoryEngine", now: datetime, actor: str = ACTOR) -> tuple[int, int]:
+    """Expire every active memory past ``expires_at``. Returns (expired, errors); ``actor`` as above."""
     expired = 0
     failed: set[str] = set()
     batch = engine.settings.maintenance_batch_size
@@ -81,15 +83,19 @@ def expire_past_due(engine: "MemoryEngine", now: datetime) -> tuple[int, int]:
         for record in due:
             try:
                 due = record.expires_at.date().isoformat() if record.expires_at else "?"
-                engine.expire(record.memory_id, actor=ACTOR, note=f"expiry date {due} reached")
+                engine.expire(record.memory_id, actor=actor, note=f"expiry date {due} reached")
                 expired += 1
             except Exception as exc:
                 log.warning("expiring %s failed: %s", record.memory_id, exc)
                 failed.add(record.memory_id)
 
 
-def expire_due(engine: "MemoryEngine", now: datetime | None = None, *, wait: bool = False) -> dict[str, Any]:
+def expire_due(engine: "MemoryEngine", now: datetime | None = None, *, wait: bool = False,
+               actor: str = ACTOR) -> dict[str, Any]:
     """The daily expiry job: extend what is still used, then expire what is past due.
+
+    ``actor`` names who ran it in the history of every memory it extends or expires:
+    ``"scheduler"`` for the background job, the staff member's actor for a run started by hand.
 
     Returns ``{"skipped", "checked", "extended", "expired", "errors"}``; ``skipped`` is 1 when
     another run holds the lease (``wait=True`` waits for it instead).
@@ -97,8 +103,8 @@ def expire_due(engine: "MemoryEngine", now: datetime | None = None, *, wait: boo
     def body() -> dict[str, Any]:
         at = as_utc(now) if now is not None else engine.clock.now()
         engine.flush()  # queued access-count bumps must count before deciding what is unused
-        checked, extended, errors_a = extend_used(engine, at)
-        expired, errors_b = expire_past_due(engine, at)
+        checked, extended, errors_a = extend_used(engine, at, actor)
+        expired, errors_b = expire_past_due(engine, at, actor)
         return {"checked": checked, "extended": extended, "expired": expired, "errors": errors_a + errors_b}
 
     return run_leased(engine, "expire", body, wait=wait)
