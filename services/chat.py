@@ -5,6 +5,10 @@ Order matters for the user: the reply is built from the retrieved, compressed me
 user's message handed to the write pipeline, on a background executor, so writing (analysis,
 embedding, dedup, dual write) never delays the answer. The page polls the returned future on its
 next rerun and shows what was remembered, with an Undo (a hard delete by the user).
+
+When the SQL database cannot be reached, the calls the page makes raise ``DatabaseUnavailable``
+(a ``BackendUnavailable`` with a message fit to show) instead of a driver error, so the page can
+say so and keep what the user typed.
 """
 from __future__ import annotations
 
@@ -13,12 +17,17 @@ import re
 import threading
 import uuid
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
-from services.auth import Principal
+from sqlalchemy.exc import DisconnectionError, InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeoutError
+
+from memory_core.errors import BackendUnavailable
 from memory_core.text.intent import is_question_or_request
+from services.auth import Principal
 
 if TYPE_CHECKING:
     from memory_core import MemoryEngine, SearchResponse
@@ -44,6 +53,32 @@ def _writes() -> ThreadPoolExecutor:
         if _executor is None:
             _executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memory-write")
         return _executor
+
+
+DATABASE_UNAVAILABLE = "The memory database is unavailable; try again shortly."
+
+# What a SQL driver raises when the server is down, restarting, unreachable or out of connections
+# (not integrity or programming errors, which are bugs to report as they are).
+_DATABASE_DOWN = (OperationalError, InterfaceError, DisconnectionError, PoolTimeoutError)
+
+
+class DatabaseUnavailable(BackendUnavailable):
+    """The SQL database (messages, memories) cannot be reached; the message is fit to show."""
+
+    def __init__(self, detail: str = "") -> None:
+        super().__init__(DATABASE_UNAVAILABLE)
+        self.detail = detail
+
+
+@contextmanager
+def _database(operation: str) -> Iterator[None]:
+    """Turn a driver's "cannot reach the server" into ``DatabaseUnavailable``."""
+    try:
+        yield
+    except _DATABASE_DOWN as exc:
+        detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        log.warning("chat %s: the database is unavailable: %s", operation, detail)
+        raise DatabaseUnavailable(detail) from exc
 
 
 def is_forget_request(text: str) -> bool:
@@ -126,10 +161,12 @@ class Remembered:
     memory_ids: list[str]
     created: list[str]
     deduplicated: list[str]
-    contents: list[str]
+    contents: list[str]  # follows ``memory_ids``: created and deduplicated chunks, in message order
     redactions: list[str]
     error: str | None = None
     skipped: str | None = None  # why nothing was written (not an error)
+    # The stored text of each memory in ``created``, same order: what the notice shows and Undo deletes.
+    created_contents: list[str] = field(default_factory=list)
 
 
 class ChatService:
@@ -149,28 +186,40 @@ class ChatService:
     def sessions(self, principal: Principal, limit: int = 30) -> list[dict[str, Any]]:
         """The user's past sessions, most recent first, with a short title from the first message."""
         out = []
-        for row in self.engine.repo.user_sessions(principal.user_id, limit=limit):
-            first = self.engine.repo.session_messages(principal.user_id, row["session_id"], limit=1)
-            title = first[0]["content"] if first else row["session_id"]
-            out.append({**row, "title": title[:40] + ("…" if len(title) > 40 else "")})
+        with _database("sessions"):
+            for row in self.engine.repo.user_sessions(principal.user_id, limit=limit):
+                first = self.engine.repo.session_messages(principal.user_id, row["session_id"], limit=1)
+                title = first[0]["content"] if first else row["session_id"]
+                out.append({**row, "title": title[:40] + ("…" if len(title) > 40 else "")})
         return out
 
     def transcript(self, principal: Principal, session_id: str) -> list[dict[str, Any]]:
-        return self.engine.repo.session_messages(principal.user_id, session_id, limit=500)
+        with _database("transcript"):
+            return self.engine.repo.session_messages(principal.user_id, session_id, limit=500)
+
+    def has_memories(self, principal: Principal) -> bool:
+        """True when the user has at least one active memory (the page offers demo data otherwise)."""
+        with _database("has_memories"):
+            return bool(dict(self.engine.users()).get(principal.user_id))
 
     # ---- a turn ------------------------------------------------------------------------------
     def prepare_turn(self, principal: Principal, session_id: str, text: str) -> PreparedTurn:
-        """Record the user's message, retrieve memories with recent turns as context, start the reply."""
+        """Record the user's message, retrieve memories with recent turns as context, start the reply.
+
+        Raises ``ValidationError`` (nothing stored) for a message the engine rejects, e.g. one over
+        ``Settings.max_input_chars``, and ``DatabaseUnavailable`` when the SQL database is down."""
         from memory_core.llm.base import ChatMessage
 
         engine = self.engine
         now = engine.clock.now()
-        earlier = engine.repo.session_messages(principal.user_id, session_id, limit=500)[-2 * self.history_turns:]
-        message_id = uuid.uuid4().hex
-        engine.record_message(message_id=message_id, user_id=principal.user_id, session_id=session_id,
-                              role="user", content=text, at=now)
-        context = [m["content"] for m in earlier if m["role"] == "user"][-3:]
-        response = engine.search(principal.user_id, text, top_k=self.top_k, context=context or None)
+        with _database("prepare_turn"):
+            earlier = engine.repo.session_messages(principal.user_id, session_id,
+                                                   limit=500)[-2 * self.history_turns:]
+            message_id = uuid.uuid4().hex
+            engine.record_message(message_id=message_id, user_id=principal.user_id, session_id=session_id,
+                                  role="user", content=text, at=now)
+            context = [m["content"] for m in earlier if m["role"] == "user"][-3:]
+            response = engine.search(principal.user_id, text, top_k=self.top_k, context=context or None)
         info = TurnInfo.from_search(response, engine.llm.name, bool(getattr(engine.llm, "offline", False)))
         messages = [ChatMessage(m["role"], m["content"]) for m in earlier] + [ChatMessage("user", text)]
         chunks = engine.llm.reply(messages, response.context_block, now)
@@ -182,8 +231,10 @@ class ChatService:
         """Record the assistant's reply (after it was shown); returns its message id."""
         text = reply_text if reply_text is not None else turn.reply_text
         message_id = uuid.uuid4().hex
-        self.engine.record_message(message_id=message_id, user_id=turn.principal.user_id,
-                                   session_id=turn.session_id, role="assistant", content=text or "(empty reply)")
+        with _database("finish_turn"):
+            self.engine.record_message(message_id=message_id, user_id=turn.principal.user_id,
+                                       session_id=turn.session_id, role="assistant",
+                                       content=text or "(empty reply)")
         return message_id
 
     def remember_async(self, turn: PreparedTurn) -> "Future[Remembered]":
@@ -199,37 +250,51 @@ class ChatService:
         if is_question_or_request(text):
             return Remembered(message_id, [], [], [], [], [], skipped="a question or request, nothing to remember")
         try:
-            result = self.engine.add(principal.user_id, text, session_id=session_id, source=message_id,
-                                     actor=f"chat:{principal.username}", context=answered)
+            with _database("remember"):
+                result = self.engine.add(principal.user_id, text, session_id=session_id, source=message_id,
+                                         actor=f"chat:{principal.username}", context=answered)
+                records = self.engine.repo.get_many(result.memory_ids)
+        except DatabaseUnavailable as exc:
+            return Remembered(message_id, [], [], [], [], [], error=str(exc))
         except Exception as exc:  # shown as a notice; the chat goes on
             log.warning("remembering a chat message failed: %s", exc)
             return Remembered(message_id, [], [], [], [], [], error=f"{type(exc).__name__}: {exc}")
-        records = self.engine.repo.get_many(result.memory_ids)
         contents = [records[mid].content for mid in result.memory_ids if mid in records]
+        # ``memory_ids`` mixes refreshed (deduplicated) and new chunks in message order: the
+        # created ones' texts are looked up by id, never by position in ``contents``.
+        created_contents = [records[mid].content if mid in records else "" for mid in result.created]
         return Remembered(message_id, list(result.memory_ids), list(result.created), list(result.deduplicated),
-                          contents, list(result.redactions))
+                          contents, list(result.redactions), created_contents=created_contents)
 
     def forget_turn(self, principal: Principal, session_id: str, text: str,
                     remembered: Remembered | None) -> tuple[str, list[str]]:
         """A "forget that" message: recorded, answered, and never itself remembered."""
-        self.engine.record_message(message_id=uuid.uuid4().hex, user_id=principal.user_id, session_id=session_id,
-                                   role="user", content=text)
+        with _database("forget_turn"):
+            self.engine.record_message(message_id=uuid.uuid4().hex, user_id=principal.user_id,
+                                       session_id=session_id, role="user", content=text)
         deleted = self.forget(principal, remembered)
         reply = forget_reply(deleted, text)
-        self.engine.record_message(message_id=uuid.uuid4().hex, user_id=principal.user_id, session_id=session_id,
-                                   role="assistant", content=reply)
+        with _database("forget_turn"):
+            self.engine.record_message(message_id=uuid.uuid4().hex, user_id=principal.user_id,
+                                       session_id=session_id, role="assistant", content=reply)
         return reply, deleted
 
     def forget(self, principal: Principal, remembered: Remembered | None) -> list[str]:
-        """Undo: hard-delete what the last message created (not older memories it merely matched)."""
+        """Undo: hard-delete what the last message created (not older memories it merely matched).
+
+        Raises ``DatabaseUnavailable`` when the database is down (nothing more can be undone now;
+        the caller keeps ``remembered`` so the user can try again)."""
         if remembered is None:
             return []
         deleted = []
         for memory_id in remembered.created:
             try:
-                self.engine.delete(memory_id, actor=principal.actor, user_id=principal.user_id,
-                                   note="user asked to forget it")
+                with _database("forget"):
+                    self.engine.delete(memory_id, actor=principal.actor, user_id=principal.user_id,
+                                       note="user asked to forget it")
                 deleted.append(memory_id)
+            except DatabaseUnavailable:
+                raise
             except Exception as exc:  # already gone (merged, deleted by staff): nothing to undo
                 log.info("undo of %s skipped: %s", memory_id, exc)
         return deleted

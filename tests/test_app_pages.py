@@ -205,3 +205,88 @@ def test_analytics_renders_charts_on_seeded_data(app_env: dict[str, str]) -> Non
     end_user = _run(ANALYTICS, ZHANG)
     assert any("analysts" in e.value for e in end_user.error)
     assert not end_user.get("plotly_chart")
+
+
+def test_chat_refuses_a_message_the_engine_rejects_plainly(app_env: dict[str, str]) -> None:
+    """The input is capped at ``max_input_chars`` (Streamlit cuts a longer value to it), and a
+    message the engine still rejects (here one of only zero-width spaces) shows the reason, not a
+    traceback: the text is kept to copy, nothing is recorded, and the chat goes on."""
+    from services.chat import ChatService
+
+    at = _run(CHAT, ALICE)
+    engine = runtime.get_engine()
+    assert at.chat_input[0].proto.max_chars == engine.settings.max_input_chars == 100_000
+    invisible = "\u200b\u200b\u200b"
+    at.chat_input[0].set_value(invisible).run()
+    _no_exceptions(at)
+    assert any("not sent" in e.value and "no visible character" in e.value for e in at.error)
+    assert at.session_state["chat_unsent"]["text"] == invisible
+    assert not [b for b in at.button if b.key == "chat_resend"]  # resending would fail the same way
+    assert not at.chat_message  # not shown as sent
+    session = at.session_state["chat_session"]
+    assert ChatService(engine).transcript(ALICE, session) == []
+    at.chat_input[0].set_value("I like green tea").run()
+    _no_exceptions(at)
+    assert any("I like green tea" in m.value for m in at.chat_message[0].markdown)
+    _wait_for_write(at)
+    at.run()  # shows what was remembered
+    at.button(key="chat_dismiss").click().run()
+    _no_exceptions(at)
+    assert not at.session_state["chat_unsent"] and not at.error
+
+
+def test_chat_notice_names_only_what_was_created(app_env: dict[str, str]) -> None:
+    """``contents`` follows ``memory_ids`` (a refreshed old memory first here): the notice, whose
+    Undo deletes ``created``, must show the created texts."""
+    from services.chat import Remembered
+
+    remembered = Remembered("m-1", ["old-id", "new-id"], ["new-id"], ["old-id"],
+                            ["I live in Lisbon", "I keep bees on my roof"], [],
+                            created_contents=["I keep bees on my roof"])
+    at = AppTest.from_file(CHAT, default_timeout=TIMEOUT)
+    at.session_state["principal"] = ALICE
+    at.session_state["chat_last_remembered"] = remembered
+    at.run()
+    _no_exceptions(at)
+    shown = " ".join(s.value for s in at.success)
+    assert "Remembered: I keep bees on my roof" in shown and "Lisbon" not in shown
+
+
+def test_chat_survives_a_database_outage(app_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The SQL database becomes unreachable (the repository pointed at a closed port): the page
+    says so instead of a traceback, keeps the typed message, and resends it once it is back."""
+    import socket
+
+    from sqlalchemy.orm import sessionmaker
+
+    from memory_core.storage.database import create_sql_engine
+    from services.chat import DATABASE_UNAVAILABLE, ChatService
+
+    at = _run(CHAT, ALICE)
+    _no_exceptions(at)
+    engine = runtime.get_engine()
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    dead = create_sql_engine(f"postgresql+psycopg2://postgres@127.0.0.1:{port}/x")
+    monkeypatch.setattr(engine.repo, "engine", dead)
+    monkeypatch.setattr(engine.repo, "_sessions", sessionmaker(dead, expire_on_commit=False))
+
+    at.run()
+    _no_exceptions(at)
+    assert any(DATABASE_UNAVAILABLE in w.value for w in at.sidebar.warning)
+    at.chat_input[0].set_value("I keep bees on my roof").run()
+    _no_exceptions(at)
+    assert any(DATABASE_UNAVAILABLE in e.value for e in at.error)
+    assert at.session_state["chat_unsent"]["text"] == "I keep bees on my roof"  # kept, not lost
+    assert not at.chat_message
+
+    monkeypatch.undo()  # the database is back
+    dead.dispose()
+    at.button(key="chat_resend").click().run()
+    _no_exceptions(at)
+    assert not at.session_state["chat_unsent"] and not at.error
+    assert any("I keep bees on my roof" in m.value for m in at.chat_message[0].markdown)
+    _wait_for_write(at)
+    transcript = ChatService(engine).transcript(ALICE, at.session_state["chat_session"])
+    assert [m["content"] for m in transcript][:1] == ["I keep bees on my roof"]

@@ -161,3 +161,133 @@ def test_a_reply_is_remembered_with_the_assistant_message_it_answered(engine) ->
     assert remembered.error is None and remembered.created
     record = engine.get(remembered.created[0])
     assert record.content == "Yes, two cats named Miso and Tofu" and "pets at home" in record.context
+
+
+_TOPICS = ["hiking", "chess", "pottery", "jazz", "sailing", "baking", "cycling", "painting", "gardening", "rowing",
+           "knitting", "surfing", "archery", "fencing", "climbing", "origami", "karate", "tennis", "golf", "yoga",
+           "skiing", "judo", "darts", "bowling", "birding", "fishing", "running", "boxing", "dancing", "diving"]
+
+
+def test_remembered_names_the_created_texts_not_the_deduplicated_ones(engine) -> None:  # type: ignore[no-untyped-def]
+    """A long message whose first chunk repeats a stored memory: ``memory_ids`` (and ``contents``)
+    start with the refreshed old memory, so the notice must not take ``contents[:len(created)]``."""
+    chat = ChatService(engine)
+    session = new_session_id()
+    known = " ".join(f"In {2000 + i} I started {t} with my cousin in the town of Vale{i} and I still remember the "
+                     f"first lesson vividly." for i, t in enumerate(_TOPICS))
+    news = " ".join(f"My neighbour number {i} keeps a {c} parrot that greets me every morning at seven sharp."
+                    for i, c in enumerate(["red", "blue", "green", "grey", "white", "black", "yellow", "pink"]))
+    first = chat.remember(ALICE, session, known, "m-1")
+    assert first.error is None and first.created
+    second = chat.remember(ALICE, session, known + "\n" + news, "m-2")
+    assert second.error is None and second.created and second.deduplicated
+    assert second.memory_ids[0] in second.deduplicated  # the mix the notice used to get wrong
+    created = [engine.get(mid).content for mid in second.created]
+    assert second.created_contents == created
+    refreshed = {engine.get(mid).content for mid in second.deduplicated}
+    assert not refreshed & set(second.created_contents)
+    assert any("parrot" in text for text in second.created_contents)
+    # Undo deletes exactly what the notice names
+    assert chat.forget(ALICE, second) == second.created
+    assert all(engine.get(mid) for mid in second.deduplicated)
+
+
+class _Proxy:
+    """A TCP proxy in front of the local PostgreSQL; ``stop()`` makes the database unreachable
+    (listener closed, open connections cut), like a server that went down."""
+
+    def __init__(self, target_port: int = 5432) -> None:
+        import socket
+        import threading
+
+        self._socket = socket
+        self._target = target_port
+        self._server = socket.socket()
+        self._server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._server.bind(("127.0.0.1", 0))
+        self._server.listen(50)
+        self.port = self._server.getsockname()[1]
+        self._open: list = []  # type: ignore[type-arg]
+        self._lock = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        import threading
+
+        while True:
+            try:
+                client, _ = self._server.accept()
+            except OSError:
+                return
+            upstream = self._socket.create_connection(("127.0.0.1", self._target))
+            with self._lock:
+                if self._server.fileno() == -1:  # stopped meanwhile
+                    client.close()
+                    upstream.close()
+                    return
+                self._open += [client, upstream]
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pipe(a, b) -> None:  # type: ignore[no-untyped-def]
+        try:
+            while data := a.recv(65536):
+                b.sendall(data)
+        except OSError:
+            pass
+
+    def stop(self) -> None:
+        with self._lock:
+            # shutdown() first: a bare close() does not wake the thread blocked in accept(), which
+            # would then take one more connection
+            for sock in [self._server, *self._open]:
+                for end in (lambda: sock.shutdown(self._socket.SHUT_RDWR), sock.close):
+                    try:
+                        end()
+                    except OSError:
+                        pass
+
+
+def test_a_database_outage_is_reported_plainly(make_engine, pg_url) -> None:  # type: ignore[no-untyped-def]
+    """PostgreSQL goes away after the engine opened: the calls the Chat page makes raise
+    ``DatabaseUnavailable`` (a message fit to show), not a driver error."""
+    from memory_core import BackendUnavailable
+    from services.chat import DATABASE_UNAVAILABLE, DatabaseUnavailable
+    from tests.conftest import fresh_pg_schema
+
+    proxy = _Proxy()
+    try:
+        url = fresh_pg_schema(pg_url).replace("@127.0.0.1:5432/", f"@127.0.0.1:{proxy.port}/")
+        engine = make_engine(database_url=url)
+        chat = ChatService(engine)
+        session = new_session_id()
+        turn = chat.prepare_turn(ALICE, session, "I keep bees on my roof")
+        "".join(turn.stream())
+        chat.finish_turn(turn)
+        remembered = chat.remember(ALICE, session, turn.user_text, turn.user_message_id)
+        assert remembered.created and chat.sessions(ALICE)
+        proxy.stop()
+        for call in (lambda: chat.prepare_turn(ALICE, session, "what do I keep on my roof?"),
+                     lambda: chat.sessions(ALICE), lambda: chat.transcript(ALICE, session),
+                     lambda: chat.has_memories(ALICE), lambda: chat.finish_turn(turn, "a reply"),
+                     lambda: chat.forget_turn(ALICE, session, "forget that", remembered),
+                     lambda: chat.forget(ALICE, remembered)):
+            with pytest.raises(DatabaseUnavailable) as raised:
+                call()
+            assert str(raised.value) == DATABASE_UNAVAILABLE and isinstance(raised.value, BackendUnavailable)
+        failed = chat.remember(ALICE, session, "I also keep two goats", "m-2")
+        assert failed.error == DATABASE_UNAVAILABLE and not failed.created
+    finally:
+        proxy.stop()
+
+
+def test_a_message_over_the_length_limit_is_refused_before_anything_is_stored(make_engine) -> None:  # type: ignore[no-untyped-def]
+    from memory_core import ValidationError
+
+    engine = make_engine(max_input_chars=50)
+    chat = ChatService(engine)
+    session = new_session_id()
+    with pytest.raises(ValidationError, match="too long"):
+        chat.prepare_turn(ALICE, session, "I like tea. " * 10)
+    assert chat.transcript(ALICE, session) == []
