@@ -17,6 +17,7 @@ import base64
 import getpass
 import hashlib
 import hmac
+import itertools
 import json
 import os
 import secrets
@@ -181,11 +182,18 @@ class LoginThrottle:
     name is locked for ``lockout_s`` seconds. Process-wide and thread-safe (Streamlit sessions
     are threads of one process), so opening a new browser tab does not reset it."""
 
+    # Names tried and failed are kept only while they matter (failures inside the window, or a
+    # lock not yet over): a run of guesses at made-up usernames must not grow memory for good.
+    # Beyond ``max_names`` the oldest failure windows go first; locks are never dropped early.
+    SWEEP_AT = 4096
+
     def __init__(self, max_failures: int = 5, window_s: float = 300, lockout_s: float = 300,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, max_names: int = 100_000) -> None:
         self.max_failures = max_failures
         self.window_s = window_s
         self.lockout_s = lockout_s
+        self.max_names = max_names
+        self._next_sweep = self.SWEEP_AT
         self._clock = clock
         self._failures: dict[str, deque[float]] = {}
         self._locked_until: dict[str, float] = {}
@@ -207,6 +215,26 @@ class LoginThrottle:
             if len(window) >= self.max_failures:
                 self._locked_until[key] = now + self.lockout_s
                 window.clear()
+            if len(self._failures) + len(self._locked_until) > self._next_sweep:
+                self._sweep(now)
+                # Amortised: the next sweep waits until the state has doubled again.
+                self._next_sweep = max(self.SWEEP_AT, 2 * (len(self._failures) + len(self._locked_until)))
+
+    def _sweep(self, now: float) -> None:
+        """Forget names with no failure inside the window and no running lock (lock held)."""
+        for name in [n for n, w in self._failures.items() if not w or w[-1] < now - self.window_s]:
+            del self._failures[name]
+        for name in [n for n, until in self._locked_until.items() if until <= now]:
+            del self._locked_until[name]
+        excess = len(self._failures) - self.max_names // 2
+        if len(self._failures) > self.max_names and excess > 0:  # oldest first (insertion order)
+            for name in list(itertools.islice(self._failures, excess)):
+                del self._failures[name]
+
+    def tracked(self) -> int:
+        """How many names the throttle holds state for (for tests and the status panel)."""
+        with self._lock:
+            return len(self._failures) + len(self._locked_until)
 
     def succeeded(self, key: str) -> None:
         with self._lock:

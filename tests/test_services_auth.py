@@ -97,6 +97,25 @@ def test_throttle_locks_after_repeated_failures_and_unlocks_later() -> None:
     assert throttle.retry_after("lin") == 0
 
 
+def test_guessing_made_up_usernames_does_not_grow_the_throttle_for_good() -> None:
+    now = [1000.0]
+    throttle = LoginThrottle(max_failures=3, window_s=60, lockout_s=120, clock=lambda: now[0], max_names=6000)
+    for i in range(3):
+        throttle.failed("lin")  # locked: kept until its lock is over
+    for i in range(5000):
+        throttle.failed(f"nobody-{i}")
+    assert throttle.tracked() > 5000  # all inside the window
+    now[0] += 61
+    for i in range(5000):
+        throttle.failed(f"someone-{i}")  # a later wave: the first one's windows are over
+    assert throttle.tracked() <= 5000 + 1  # the first wave was swept once its window was over
+    assert throttle.retry_after("lin") > 0  # a running lock is never forgotten early
+    for i in range(20_000):
+        throttle.failed(f"flood-{i}")
+    assert throttle.tracked() <= 2 * 6000 + 1  # capped (amortised sweeps); oldest windows dropped first
+    assert throttle.retry_after("lin") > 0
+
+
 def test_demo_and_oidc_principals() -> None:
     with_staff = demo_principals([("zhangsan", "张三"), ("alice", "Alice")], include_staff=True)
     assert [p.user_id for p in with_staff] == ["zhangsan", "alice", "demo-staff"]
