@@ -11,7 +11,7 @@ import streamlit as st
 
 from services import admin
 from services.scheduler import JOB_LABELS
-from ui.common import engine_or_stop, require_principal
+from ui.common import database_or_stop, engine_or_stop, require_principal
 
 st.set_page_config(page_title="Admin · Long-term memory", page_icon="🛠️", layout="wide")
 principal = require_principal()
@@ -19,6 +19,7 @@ if not principal.is_staff:
     st.error("🚫 This page is for support staff only. You are signed in as an end user.")
     st.stop()
 engine = engine_or_stop()
+database_or_stop(engine)
 state = st.session_state
 
 st.title("🛠️ Admin")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from services import analytics
-from ui.common import engine_or_stop, require_principal
+from ui.common import database_or_stop, engine_or_stop, require_principal
 
 st.set_page_config(page_title="Analytics · Long-term memory", page_icon="📊", layout="wide")
 principal = require_principal()
@@ -13,6 +13,7 @@ if not principal.can_view_analytics:
     st.error("🚫 Analytics is for support staff and analysts.")
     st.stop()
 engine = engine_or_stop()
+database_or_stop(engine)
 engine.flush()  # latency rows are written in the background: include the latest searches
 
 st.title("📊 Analytics")

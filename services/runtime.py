@@ -61,6 +61,14 @@ def get_engine() -> "MemoryEngine":
         return _engine
 
 
+def database_ok(engine: "MemoryEngine") -> bool:
+    """Whether the SQL database answers now (one ``SELECT 1``; never raises)."""
+    try:
+        return bool(engine.repo.ping())
+    except Exception:  # noqa: BLE001 - a health probe reports, it never raises
+        return False
+
+
 def last_error() -> str | None:
     """Why the engine last failed to open, for the status panel."""
     return _engine_error

@@ -290,3 +290,32 @@ def test_chat_survives_a_database_outage(app_env: dict[str, str], monkeypatch: p
     _wait_for_write(at)
     transcript = ChatService(engine).transcript(ALICE, at.session_state["chat_session"])
     assert [m["content"] for m in transcript][:1] == ["I keep bees on my roof"]
+
+
+@pytest.mark.parametrize("page", [ADMIN, ANALYTICS])
+def test_staff_pages_say_when_the_database_is_down(app_env: dict[str, str], monkeypatch: pytest.MonkeyPatch,
+                                                   page: str) -> None:
+    """One clear notice instead of a driver traceback under the first table."""
+    import socket
+
+    from sqlalchemy.orm import sessionmaker
+
+    from memory_core.storage.database import create_sql_engine
+
+    at = _run(page, STAFF)
+    _no_exceptions(at)
+    engine = runtime.get_engine()
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    dead = create_sql_engine(f"postgresql+psycopg2://postgres@127.0.0.1:{port}/x")
+    monkeypatch.setattr(engine.repo, "engine", dead)
+    monkeypatch.setattr(engine.repo, "_sessions", sessionmaker(dead, expire_on_commit=False))
+    at.run()
+    _no_exceptions(at)
+    assert any("database is unavailable" in e.value for e in at.error)
+    monkeypatch.undo()
+    dead.dispose()
+    at.run()
+    _no_exceptions(at)
+    assert not any("database is unavailable" in e.value for e in at.error)

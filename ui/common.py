@@ -76,6 +76,16 @@ def engine_or_stop() -> "MemoryEngine":
     return engine
 
 
+def database_or_stop(engine: "MemoryEngine") -> None:
+    """Staff pages read the database on every widget: when it cannot be reached, one clear
+    notice and a stop instead of a driver traceback under the first table (nothing is lost:
+    the pages only read until a staff member acts)."""
+    if not runtime.database_ok(engine):
+        st.error("The memory database is unavailable right now, so this page cannot show or change "
+                 "anything. Try again shortly; the engine reconnects on its own.")
+        st.stop()
+
+
 def link_home(label: str) -> None:
     """A link to the landing page; a plain hint when this page runs without it (AppTest runs a
     page as its own entrypoint, where Streamlit knows no ``app.py``)."""
