@@ -304,6 +304,41 @@ def test_second_store_on_same_file_has_its_own_connection(store: MilvusVectorSto
         MilvusVectorStore(store._uri, "memories", DIM * 2)  # noqa: SLF001
 
 
+def _lite_children() -> int:
+    """Milvus Lite server processes that are children of this process (Linux /proc)."""
+    count = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        if ppid == os.getpid() and b"milvus" in cmdline:
+            count += 1
+    return count
+
+
+def test_closing_the_last_store_of_a_file_stops_its_lite_child(tmp_path: Path) -> None:
+    """pymilvus kept every Lite child until the process exited: a process that opens and closes
+    stores piled them up (~140 MB each) until the kernel killed it."""
+    before = _lite_children()
+    first = MilvusVectorStore(str(tmp_path / "a.db"), "memories", DIM)
+    second = MilvusVectorStore(str(tmp_path / "a.db"), "memories", DIM)
+    first.upsert([rec("m-1", "u1")])
+    assert _lite_children() == before + 1
+    first.close()
+    assert second.count() == 1  # the other store of the file still works
+    second.close()
+    assert _lite_children() == before
+    again = MilvusVectorStore(str(tmp_path / "a.db"), "memories", DIM)  # data on disk, new child
+    assert again.count() == 1
+    again.close()
+    assert _lite_children() == before
+
+
 def test_concurrent_threads(store: MilvusVectorStore) -> None:
     user = f"user-{uid()}"
     errors: list[BaseException] = []

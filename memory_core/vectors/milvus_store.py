@@ -40,8 +40,12 @@ Traps this module works around (measured on this machine, see ../shared/README.m
   limited to ``[A-Za-z0-9._:-]`` (``filters.validate_id``); user ids are not keys and may
   hold any printable text.
 * A Lite file is locked by the first process that opens it; a second one gets
-  "Open local milvus failed", mapped to ``BackendUnavailable`` with that hint. ``close()``
-  does not stop the Lite child (pymilvus keeps it until the process exits).
+  "Open local milvus failed", mapped to ``BackendUnavailable`` with that hint.
+* pymilvus keeps a Lite child (~140 MB) running until the process exits, even after every
+  client of its file is closed: a process that opens and closes stores (the test suite, an app
+  that reopens its engine) piled them up until the kernel killed it (127 children, 18 GB).
+  ``close()`` of the last store of a file in this process stops its child (milvus_lite's own
+  ``release_server``; the data is on disk, and reopening starts a new child).
 * The BM25 function (jieba analysis) roughly halves write throughput on Lite (~1.5k vs
   ~3.5k rows/s at dim 384); searches are unaffected.
 * ``TEXT_MATCH`` filters and ``run_analyzer`` are not implemented by Lite 2.5.1 (the schema
@@ -249,6 +253,7 @@ class MilvusVectorStore(VectorStore):
                     f"Milvus Lite file name {name!r} must match {LITE_FILE_NAME.pattern} "
                     f"and be at most {LITE_FILE_NAME_MAX} characters"
                 )
+        self._lite_path: str | None = None
         with self._guard("connect"):
             self._client = MilvusClient(
                 uri=uri,
@@ -256,6 +261,8 @@ class MilvusVectorStore(VectorStore):
                 timeout=self._timeout,
                 alias=f"memory-core-{uuid.uuid4().hex}",
             )
+        if not self._is_server:
+            self._lite_path = _lite_opened(uri)
         try:
             with self._guard("open collection"):
                 if self._is_server:
@@ -755,7 +762,7 @@ class MilvusVectorStore(VectorStore):
             return False
 
     def close(self) -> None:
-        """Drop this store's connection. The Lite child process lives until this process exits."""
+        """Drop this store's connection; the last store of a Lite file stops its child process."""
         with self._loader_lock:
             loader, self._loader = self._loader, None
             loader_client, self._loader_client = self._loader_client, None
@@ -776,6 +783,9 @@ class MilvusVectorStore(VectorStore):
                     client.close()
                 except Exception:  # noqa: BLE001 - closing a broken connection is not an error
                     pass
+            lite_path, self._lite_path = getattr(self, "_lite_path", None), None
+            if lite_path is not None:
+                _lite_closed(lite_path)
 
     # ------------------------------------------------------------------ extras
 
@@ -796,6 +806,37 @@ class MilvusVectorStore(VectorStore):
     def shard_name(self, user_id: str) -> str:
         """The collection that holds ``user_id``'s vectors (for diagnostics and tests)."""
         return self._name_for(validate_id(user_id, "user_id"))
+
+
+_lite_open: dict[str, int] = {}  # Lite file -> stores of this process that have it open
+_lite_open_lock = threading.Lock()
+
+
+def _lite_key(uri: str) -> str:
+    return str(Path(uri).absolute().resolve())  # as milvus_lite's server manager keys its children
+
+
+def _lite_opened(uri: str) -> str:
+    key = _lite_key(uri)
+    with _lite_open_lock:
+        _lite_open[key] = _lite_open.get(key, 0) + 1
+    return key
+
+
+def _lite_closed(key: str) -> None:
+    """One store of this Lite file closed; stop the child once none is left."""
+    with _lite_open_lock:
+        left = _lite_open.get(key, 0) - 1
+        if left > 0:
+            _lite_open[key] = left
+            return
+        _lite_open.pop(key, None)
+        try:
+            from milvus_lite.server_manager import server_manager_instance
+
+            server_manager_instance.release_server(key)
+        except Exception as exc:  # noqa: BLE001 - the child then lives until the process exits, as before
+            log.debug("could not stop the Milvus Lite child of %s: %s", key, exc)
 
 
 def open_vector_store(settings: "Settings", dim: int) -> MilvusVectorStore:
