@@ -400,12 +400,10 @@ def parse_import(data: bytes, filename: str, max_chars: int | None = None) -> tu
 
 
 def _row_problem(row: ImportRow, max_chars: int) -> str | None:
-    """Why the engine would refuse this row, or None (rows may be built without parse_import)."""
+    """Why the engine would refuse this row, or None (rows may be built without parse_import):
+    the same checks ``_row`` applies to a parsed line."""
     try:
-        check_user_id(row.user_id)
-        clean_text(row.content, max_chars)
-        if row.importance is not None:
-            _importance(row.importance)
+        _row(row.line, {"user_id": row.user_id, "content": row.content, "importance": row.importance}, max_chars)
     except ValidationError as exc:
         return str(exc)
     return None

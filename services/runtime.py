@@ -62,11 +62,8 @@ def get_engine() -> "MemoryEngine":
 
 
 def database_ok(engine: "MemoryEngine") -> bool:
-    """Whether the SQL database answers now (one ``SELECT 1``; never raises)."""
-    try:
-        return bool(engine.repo.ping())
-    except Exception:  # noqa: BLE001 - a health probe reports, it never raises
-        return False
+    """Whether the SQL database answers now (the repository's ``SELECT 1`` ping, which never raises)."""
+    return engine.repo.ping()
 
 
 def last_error() -> str | None:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from memory_core import MemoryEngine
 
 from memory_core import maintenance
+from memory_core.maintenance import SCHEDULER_ACTOR
 
 log = logging.getLogger(__name__)
 
@@ -41,9 +42,6 @@ JOB_LABELS = {
 
 # Identifies this process in the lease table: host, pid and a random part (pids are reused).
 HOLDER = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-
-
-SCHEDULER_ACTOR = "scheduler"  # who the background jobs act as, in histories and the run log
 
 
 # ---- the job functions (plain functions: tests and the admin page call them directly) ----------

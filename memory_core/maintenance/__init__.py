@@ -15,13 +15,13 @@ from memory_core.maintenance.archive import (
 from memory_core.maintenance.conflicts import resolve_conflicts, supersede
 from memory_core.maintenance.expiry import expire_due
 from memory_core.maintenance.importance import ImportanceScore, dynamic_importance, keep_alive_until
-from memory_core.maintenance.locks import LeaseBusy, job_lease, run_leased
+from memory_core.maintenance.locks import SCHEDULER_ACTOR, LeaseBusy, job_lease, run_leased
 from memory_core.maintenance.merge import MergePlan, apply_merge, merge_all, plan_merges, undo_merge
 from memory_core.maintenance.reconcile_job import run_reconcile
 
 __all__ = [
-    "ImportanceScore", "LeaseBusy", "MergePlan", "apply_merge", "archive_due", "archive_path", "archive_stats",
-    "drop_from_archive", "dynamic_importance", "erase_user_archive", "expire_due", "job_lease",
+    "SCHEDULER_ACTOR", "ImportanceScore", "LeaseBusy", "MergePlan", "apply_merge", "archive_due", "archive_path",
+    "archive_stats", "drop_from_archive", "dynamic_importance", "erase_user_archive", "expire_due", "job_lease",
     "keep_alive_until", "merge_all", "plan_merges", "resolve_conflicts", "restore_from_archive", "run_leased",
     "run_reconcile", "supersede", "undo_merge",
 ]

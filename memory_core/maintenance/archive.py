@@ -46,7 +46,7 @@ from memory_core.clock import as_utc
 from memory_core.config import Settings
 from memory_core.errors import NotFoundError, ValidationError
 from memory_core.lifecycle import expires_at_for
-from memory_core.maintenance.locks import run_leased
+from memory_core.maintenance.locks import SCHEDULER_ACTOR, run_leased
 from memory_core.records import MemoryRecord
 from memory_core.storage.repository import snapshot, to_record
 from memory_core.storage.schema import MemoryRow
@@ -62,7 +62,6 @@ if TYPE_CHECKING:
     from memory_core.engine import MemoryEngine
 
 log = logging.getLogger(__name__)
-ACTOR = "scheduler"
 FORMAT_VERSION = 1
 SUFFIX = ".jsonl.gz"
 
@@ -174,7 +173,7 @@ def _due(engine: "MemoryEngine", cutoff: datetime, after: tuple[str, str], limit
 
 
 def archive_records(engine: "MemoryEngine", records: Sequence[MemoryRecord], now: datetime,
-                    actor: str = ACTOR, note: str = "") -> int:
+                    actor: str = SCHEDULER_ACTOR, note: str = "") -> int:
     """Archive these memories of ONE user: file first (durably), then SQL, then Milvus."""
     if not records:
         return 0

@@ -15,7 +15,7 @@ from sqlalchemy import select
 
 from memory_core.clock import as_utc
 from memory_core.maintenance.importance import keep_alive_until
-from memory_core.maintenance.locks import run_leased
+from memory_core.maintenance.locks import SCHEDULER_ACTOR, run_leased
 from memory_core.records import MemoryRecord
 from memory_core.storage.repository import to_record
 from memory_core.storage.schema import MemoryRow
@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from memory_core.engine import MemoryEngine
 
 log = logging.getLogger(__name__)
-ACTOR = "scheduler"  # the history actor of the background job; a staff-started run passes its own
 
 
 def _near_expiry(engine: "MemoryEngine", horizon: datetime, batch: int) -> Iterator[MemoryRecord]:
@@ -48,7 +47,7 @@ def _near_expiry(engine: "MemoryEngine", horizon: datetime, batch: int) -> Itera
         after = records[-1].memory_id
 
 
-def extend_used(engine: "MemoryEngine", now: datetime, actor: str = ACTOR) -> tuple[int, int, int]:
+def extend_used(engine: "MemoryEngine", now: datetime, actor: str = SCHEDULER_ACTOR) -> tuple[int, int, int]:
     """Push out the expiry of near-due memories that earned it. Returns (checked, extended, errors).
 
     ``actor`` is written into each memory's history (a staff-started run names the staff member)."""
@@ -71,7 +70,7 @@ def extend_used(engine: "MemoryEngine", now: datetime, actor: str = ACTOR) -> tu
     return checked, extended, errors
 
 
-def expire_past_due(engine: "MemoryEngine", now: datetime, actor: str = ACTOR) -> tuple[int, int]:
+def expire_past_due(engine: "MemoryEngine", now: datetime, actor: str = SCHEDULER_ACTOR) -> tuple[int, int]:
     """Expire every active memory past ``expires_at``. Returns (expired, errors); ``actor`` as above."""
     expired = 0
     failed: set[str] = set()
@@ -91,7 +90,7 @@ def expire_past_due(engine: "MemoryEngine", now: datetime, actor: str = ACTOR) -
 
 
 def expire_due(engine: "MemoryEngine", now: datetime | None = None, *, wait: bool = False,
-               actor: str = ACTOR) -> dict[str, Any]:
+               actor: str = SCHEDULER_ACTOR) -> dict[str, Any]:
     """The daily expiry job: extend what is still used, then expire what is past due.
 
     ``actor`` names who ran it in the history of every memory it extends or expires:

@@ -31,6 +31,9 @@ if TYPE_CHECKING:
     from memory_core.engine import MemoryEngine
 
 log = logging.getLogger(__name__)
+# Who the background jobs act as, in memory histories and the job-run log; a run started by a
+# person passes their actor instead.
+SCHEDULER_ACTOR = "scheduler"
 
 _REGISTRY_LOCK = threading.Lock()
 _LOCAL: dict[tuple[str, str], threading.Lock] = {}

@@ -41,7 +41,7 @@ from memory_core.errors import NotFoundError, ValidationError
 from memory_core.indexing import embed_text
 from memory_core.lifecycle import content_hash, expires_at_for
 from memory_core.llm.base import MemoryBrief
-from memory_core.maintenance.locks import run_leased
+from memory_core.maintenance.locks import SCHEDULER_ACTOR, run_leased
 from memory_core.records import MemoryRecord
 from memory_core.storage.repository import snapshot, to_record
 from memory_core.storage.schema import MemoryRow
@@ -321,7 +321,7 @@ def undo_merge(engine: "MemoryEngine", merged_id: str, actor: str) -> list[str]:
 
 
 def merge_all(engine: "MemoryEngine", min_memories: int | None = None, now: datetime | None = None, *,
-              actor: str = "scheduler", wait: bool = False) -> dict[str, Any]:
+              actor: str = SCHEDULER_ACTOR, wait: bool = False) -> dict[str, Any]:
     """The weekly job: plan and apply merges for every user with at least ``min_memories`` active
     memories (default ``merge_min_memories``). ``now`` is accepted for symmetry with the other
     jobs; merges are stamped with the engine's clock."""
