@@ -2,7 +2,11 @@
 from __future__ import annotations
 
 import os
+import socket
+import threading
 from typing import Sequence
+
+from sqlalchemy.engine import make_url
 
 from memory_core.errors import BackendUnavailable
 from memory_core.vectors.base import VectorRecord
@@ -82,3 +86,61 @@ class FailingDeletesStore(MilvusVectorStore):
         if self.failing:
             raise BackendUnavailable("injected: milvus delete failed")
         return super().delete(memory_ids, user_id)
+
+
+class PostgresRelay:
+    """A TCP relay in front of the real PostgreSQL. ``close`` makes the database unreachable:
+    the pooled connections die and new ones are refused (nothing in the engine is replaced)."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 5432) -> None:
+        self._target = (host, port)
+        self._server = socket.create_server(("127.0.0.1", 0))
+        self.port = self._server.getsockname()[1]
+        self._open: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._closed = False
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def url_through(self, url: str) -> str:
+        """``url`` (a database on the relayed server) reached through this relay."""
+        return make_url(url).set(host="127.0.0.1", port=self.port).render_as_string(hide_password=False)
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._server.accept()
+                upstream = socket.create_connection(self._target)
+            except OSError:
+                return
+            with self._lock:
+                if self._closed:
+                    client.close()
+                    upstream.close()
+                    return
+                self._open += [client, upstream]
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pipe(a: socket.socket, b: socket.socket) -> None:
+        try:
+            while data := a.recv(65536):
+                b.sendall(data)
+        except OSError:
+            pass
+        for sock in (a, b):
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            sockets, self._open = self._open, []
+        for sock in [self._server, *sockets]:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            sock.close()

@@ -252,25 +252,34 @@ def test_chat_notice_names_only_what_was_created(app_env: dict[str, str]) -> Non
     assert "Remembered: I keep bees on my roof" in shown and "Lisbon" not in shown
 
 
-def test_chat_survives_a_database_outage(app_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
-    """The SQL database becomes unreachable (the repository pointed at a closed port): the page
-    says so instead of a traceback, keeps the typed message, and resends it once it is back."""
+def _cut_database(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    """Point the running app's repository at a port nothing listens on (the SQL database is now
+    unreachable); ``monkeypatch.undo()`` brings it back. Returns the dead SQL engine to dispose."""
     import socket
 
     from sqlalchemy.orm import sessionmaker
 
     from memory_core.storage.database import create_sql_engine
-    from services.chat import DATABASE_UNAVAILABLE, ChatService
 
-    at = _run(CHAT, ALICE)
-    _no_exceptions(at)
     engine = runtime.get_engine()
-    with socket.socket() as probe:  # a port nothing listens on
+    with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     dead = create_sql_engine(f"postgresql+psycopg2://postgres@127.0.0.1:{port}/x")
     monkeypatch.setattr(engine.repo, "engine", dead)
     monkeypatch.setattr(engine.repo, "_sessions", sessionmaker(dead, expire_on_commit=False))
+    return dead
+
+
+def test_chat_survives_a_database_outage(app_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The SQL database becomes unreachable (the repository pointed at a closed port): the page
+    says so instead of a traceback, keeps the typed message, and resends it once it is back."""
+    from services.chat import DATABASE_UNAVAILABLE, ChatService
+
+    at = _run(CHAT, ALICE)
+    _no_exceptions(at)
+    engine = runtime.get_engine()
+    dead = _cut_database(monkeypatch)
 
     at.run()
     _no_exceptions(at)
@@ -296,21 +305,9 @@ def test_chat_survives_a_database_outage(app_env: dict[str, str], monkeypatch: p
 def test_staff_pages_say_when_the_database_is_down(app_env: dict[str, str], monkeypatch: pytest.MonkeyPatch,
                                                    page: str) -> None:
     """One clear notice instead of a driver traceback under the first table."""
-    import socket
-
-    from sqlalchemy.orm import sessionmaker
-
-    from memory_core.storage.database import create_sql_engine
-
     at = _run(page, STAFF)
     _no_exceptions(at)
-    engine = runtime.get_engine()
-    with socket.socket() as probe:  # a port nothing listens on
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    dead = create_sql_engine(f"postgresql+psycopg2://postgres@127.0.0.1:{port}/x")
-    monkeypatch.setattr(engine.repo, "engine", dead)
-    monkeypatch.setattr(engine.repo, "_sessions", sessionmaker(dead, expire_on_commit=False))
+    dead = _cut_database(monkeypatch)
     at.run()
     _no_exceptions(at)
     assert any("database is unavailable" in e.value for e in at.error)

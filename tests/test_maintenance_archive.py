@@ -40,6 +40,13 @@ def engine(request, tmp_path_factory, embedder, model_cache_dir, pg_url) -> Iter
     eng.close()
 
 
+def _archive_on(engine: MemoryEngine, day: datetime) -> dict:
+    """The archive job run on ``day``, with the engine's clock set to it."""
+    assert isinstance(engine.clock, FixedClock)
+    engine.clock.set(day)
+    return archive_due(engine, now=day)
+
+
 def _add(engine: MemoryEngine, user: str, text: str, at: datetime, importance: int) -> str:
     assert isinstance(engine.clock, FixedClock)
     engine.clock.set(at)
@@ -126,9 +133,7 @@ def test_a_failed_rename_changes_nothing(engine: MemoryEngine, monkeypatch: pyte
     user = f"a-{uuid.uuid4().hex[:8]}"
     first = _add(engine, user, "lol that movie last night was kind of boring", T0, importance=1)
     day_200 = T0 + timedelta(days=200)
-    assert isinstance(engine.clock, FixedClock)
-    engine.clock.set(day_200)
-    archive_due(engine, now=day_200)
+    _archive_on(engine, day_200)
     path = archive_path(engine.settings, user)
     before = path.read_bytes()
     second = _add(engine, user, "I tried a new ramen place near the office", day_200, importance=2)
@@ -184,9 +189,7 @@ def test_erasure_and_drop(engine: MemoryEngine) -> None:
     a = _add(engine, user, "lol that movie last night was kind of boring", T0, importance=1)
     b = _add(engine, user, "I tried a new ramen place near the office", T0, importance=2)
     day_200 = T0 + timedelta(days=200)
-    assert isinstance(engine.clock, FixedClock)
-    engine.clock.set(day_200)
-    archive_due(engine, now=day_200)
+    _archive_on(engine, day_200)
     path = archive_path(engine.settings, user)
     assert drop_from_archive(engine, user, [a]) == 1
     assert {line["record"]["memory_id"] for line in _lines(path)} == {b}
@@ -209,9 +212,7 @@ def test_cold_storage_moves_content_out_of_sql_and_back(stripping_engine: Memory
     ramen = _add(engine, user, "I tried a new ramen place near the office", T0, importance=2)
     content_hash = engine.get(ramen).content_hash
     day_200 = T0 + timedelta(days=200)
-    assert isinstance(engine.clock, FixedClock)
-    engine.clock.set(day_200)
-    archive_due(engine, now=day_200)
+    _archive_on(engine, day_200)
     cold = engine.get(ramen)
     assert cold.status is MemoryStatus.ARCHIVED and cold.content == "" and cold.content_hash == content_hash
     path = archive_path(engine.settings, user)
@@ -261,9 +262,7 @@ def test_a_memory_changed_before_its_update_leaves_no_line(engine: MemoryEngine)
     user = f"a-{uuid.uuid4().hex[:8]}"
     old = _add(engine, user, "I tried a new ramen place near the office", T0, importance=2)
     day_200 = T0 + timedelta(days=200)
-    assert isinstance(engine.clock, FixedClock)
-    engine.clock.set(day_200)
-    archive_due(engine, now=day_200)
+    _archive_on(engine, day_200)
     assert engine.get(old).status is MemoryStatus.ARCHIVED
     path = archive_path(engine.settings, user)
 
@@ -319,9 +318,7 @@ def test_cold_storage_never_loses_the_only_copy(stripping_engine: MemoryEngine) 
     text = "I tried a new ramen place near the office"
     ramen = _add(engine, user, text, T0, importance=2)
     day_200 = T0 + timedelta(days=200)
-    assert isinstance(engine.clock, FixedClock)
-    engine.clock.set(day_200)
-    archive_due(engine, now=day_200)
+    _archive_on(engine, day_200)
     assert engine.get(ramen).content == ""
     engine.expire(ramen, actor="staff:hal")
     assert engine.get(ramen).status is MemoryStatus.EXPIRED and engine.get(ramen).content == ""

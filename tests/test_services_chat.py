@@ -192,74 +192,17 @@ def test_remembered_names_the_created_texts_not_the_deduplicated_ones(engine) ->
     assert all(engine.get(mid) for mid in second.deduplicated)
 
 
-class _Proxy:
-    """A TCP proxy in front of the local PostgreSQL; ``stop()`` makes the database unreachable
-    (listener closed, open connections cut), like a server that went down."""
-
-    def __init__(self, target_port: int = 5432) -> None:
-        import socket
-        import threading
-
-        self._socket = socket
-        self._target = target_port
-        self._server = socket.socket()
-        self._server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._server.bind(("127.0.0.1", 0))
-        self._server.listen(50)
-        self.port = self._server.getsockname()[1]
-        self._open: list = []  # type: ignore[type-arg]
-        self._lock = threading.Lock()
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        import threading
-
-        while True:
-            try:
-                client, _ = self._server.accept()
-            except OSError:
-                return
-            upstream = self._socket.create_connection(("127.0.0.1", self._target))
-            with self._lock:
-                if self._server.fileno() == -1:  # stopped meanwhile
-                    client.close()
-                    upstream.close()
-                    return
-                self._open += [client, upstream]
-            for a, b in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
-
-    @staticmethod
-    def _pipe(a, b) -> None:  # type: ignore[no-untyped-def]
-        try:
-            while data := a.recv(65536):
-                b.sendall(data)
-        except OSError:
-            pass
-
-    def stop(self) -> None:
-        with self._lock:
-            # shutdown() first: a bare close() does not wake the thread blocked in accept(), which
-            # would then take one more connection
-            for sock in [self._server, *self._open]:
-                for end in (lambda: sock.shutdown(self._socket.SHUT_RDWR), sock.close):
-                    try:
-                        end()
-                    except OSError:
-                        pass
-
-
 def test_a_database_outage_is_reported_plainly(make_engine, pg_url) -> None:  # type: ignore[no-untyped-def]
     """PostgreSQL goes away after the engine opened: the calls the Chat page makes raise
     ``DatabaseUnavailable`` (a message fit to show), not a driver error."""
     from memory_core import BackendUnavailable
     from services.chat import DATABASE_UNAVAILABLE, DatabaseUnavailable
     from tests.conftest import fresh_pg_schema
+    from tests.faults import PostgresRelay
 
-    proxy = _Proxy()
+    relay = PostgresRelay()
     try:
-        url = fresh_pg_schema(pg_url).replace("@127.0.0.1:5432/", f"@127.0.0.1:{proxy.port}/")
-        engine = make_engine(database_url=url)
+        engine = make_engine(database_url=relay.url_through(fresh_pg_schema(pg_url)))
         chat = ChatService(engine)
         session = new_session_id()
         turn = chat.prepare_turn(ALICE, session, "I keep bees on my roof")
@@ -267,7 +210,7 @@ def test_a_database_outage_is_reported_plainly(make_engine, pg_url) -> None:  # 
         chat.finish_turn(turn)
         remembered = chat.remember(ALICE, session, turn.user_text, turn.user_message_id)
         assert remembered.created and chat.sessions(ALICE)
-        proxy.stop()
+        relay.close()
         for call in (lambda: chat.prepare_turn(ALICE, session, "what do I keep on my roof?"),
                      lambda: chat.sessions(ALICE), lambda: chat.transcript(ALICE, session),
                      lambda: chat.has_memories(ALICE), lambda: chat.finish_turn(turn, "a reply"),
@@ -279,7 +222,7 @@ def test_a_database_outage_is_reported_plainly(make_engine, pg_url) -> None:  # 
         failed = chat.remember(ALICE, session, "I also keep two goats", "m-2")
         assert failed.error == DATABASE_UNAVAILABLE and not failed.created
     finally:
-        proxy.stop()
+        relay.close()
 
 
 def test_a_message_over_the_length_limit_is_refused_before_anything_is_stored(make_engine) -> None:  # type: ignore[no-untyped-def]

@@ -3,17 +3,15 @@ who started a run (history and run log), a run with the database down that repor
 raising, one scheduler per process, and the cron/interval schedule."""
 from __future__ import annotations
 
-import socket
-import threading
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from sqlalchemy.engine import make_url
 
 from memory_core import FixedClock
 from services import admin, scheduler
 from tests.app_support import STAFF
 from tests.conftest import fresh_pg_schema
+from tests.faults import PostgresRelay
 
 T0 = datetime(2025, 3, 5, 12, 0, tzinfo=timezone.utc)  # a Wednesday
 
@@ -99,67 +97,12 @@ def test_the_run_log_records_who_started_the_run(engine) -> None:  # type: ignor
     assert engine.history(memory_id)[-1].actor == STAFF.actor
 
 
-class _Relay:
-    """A TCP relay in front of the real PostgreSQL. ``close`` makes the database unreachable:
-    the pooled connections die and new ones are refused (nothing in the engine is replaced)."""
-
-    def __init__(self, host: str, port: int) -> None:
-        self._target = (host, port)
-        self._server = socket.create_server(("127.0.0.1", 0))
-        self.port = self._server.getsockname()[1]
-        self._open: list[socket.socket] = []
-        self._lock = threading.Lock()
-        self._closed = False
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                client, _ = self._server.accept()
-                upstream = socket.create_connection(self._target)
-            except OSError:
-                return
-            with self._lock:
-                if self._closed:
-                    client.close()
-                    upstream.close()
-                    return
-                self._open += [client, upstream]
-            for a, b in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
-
-    @staticmethod
-    def _pipe(a: socket.socket, b: socket.socket) -> None:
-        try:
-            while data := a.recv(65536):
-                b.sendall(data)
-        except OSError:
-            pass
-        for sock in (a, b):
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-
-    def close(self) -> None:
-        with self._lock:
-            self._closed = True
-            sockets, self._open = self._open, []
-        for sock in [self._server, *sockets]:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            sock.close()
-
-
 def test_run_job_reports_a_database_outage_instead_of_raising(make_engine, pg_url) -> None:  # type: ignore[no-untyped-def]
     """APScheduler calls run_job in its own thread: with PostgreSQL unreachable the run cannot
     even be logged, and that must come back as an 'error' outcome, not an exception."""
-    url = make_url(fresh_pg_schema(pg_url))
-    relay = _Relay(url.host or "127.0.0.1", url.port or 5432)
+    relay = PostgresRelay()
     try:
-        via_relay = url.set(host="127.0.0.1", port=relay.port).render_as_string(hide_password=False)
+        via_relay = relay.url_through(fresh_pg_schema(pg_url))
         engine = make_engine(sql="postgres", database_url=via_relay, clock=FixedClock(T0))
         assert scheduler.run_job(engine, scheduler.JOB_RECONCILE, lambda: {"n": 1}).outcome == "ok"
         relay.close()  # PostgreSQL is now unreachable for this engine
