@@ -72,6 +72,18 @@ def test_a_burst_from_many_threads_is_all_written_by_the_flush(repo: SqlReposito
         recorder.close()
 
 
+def test_an_older_bump_arriving_late_keeps_the_later_access_time(repo: SqlRepository) -> None:
+    """Searches on several threads queue their bumps out of order: the last one written is not
+    always the latest use (the burst test above saw 09:02:29 instead of 09:52:29 under CI load)."""
+    _memory(repo, "m1")
+    later, earlier = T0 + timedelta(hours=2), T0 + timedelta(hours=1)
+    repo.record_telemetry([], [(["m1"], later)])
+    repo.record_telemetry([], [(["m1"], earlier)])
+    repo.record_telemetry([], [(["m1"], earlier), (["m1"], T0)])
+    record = repo.get("m1")
+    assert record is not None and record.access_count == 4 and record.last_accessed_at == later
+
+
 def test_one_bad_record_does_not_lose_its_burst(repo: SqlRepository, caplog: pytest.LogCaptureFixture) -> None:
     _memory(repo, "m1")
     recorder = Recorder(repo)

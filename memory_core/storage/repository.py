@@ -445,8 +445,9 @@ class SqlRepository:
     def record_telemetry(self, metrics: Sequence[dict[str, Any]],
                          accesses: Sequence[tuple[Sequence[str], datetime]]) -> None:
         """Latency rows and access bumps queued by searches, in one transaction (one commit for a
-        burst of searches instead of two per search). Bumps apply in order: an id bumped twice
-        counts twice and keeps the later time."""
+        burst of searches instead of two per search). An id bumped twice counts twice and keeps
+        the later time, whatever order the bumps arrive in (searches on several threads queue
+        them out of order; a late older bump must not move ``last_accessed_at`` back)."""
         with self.session() as s:
             s.add_all(RetrievalMetricRow(**values) for values in metrics)
             for memory_ids, at in accesses:
@@ -454,7 +455,9 @@ class SqlRepository:
                     s.execute(
                         update(MemoryRow)
                         .where(MemoryRow.memory_id.in_(list(memory_ids)))
-                        .values(access_count=MemoryRow.access_count + 1, last_accessed_at=at)
+                        .values(access_count=MemoryRow.access_count + 1,
+                                last_accessed_at=case((MemoryRow.last_accessed_at > at, MemoryRow.last_accessed_at),
+                                                      else_=at))
                     )
 
     def metrics(self, since: datetime | None = None, limit: int = 100_000) -> list[dict[str, Any]]:
