@@ -1,0 +1,280 @@
+"""Offline importance (1-5) and memory type by rules, in Chinese and English (see the package docstring)."""
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+from memory_core.text.chunking import split_sentences
+from memory_core.text.keywords import keyword_tokens
+from memory_core.text.timeparse import parse_time_range
+from memory_core.types import MemoryType
+
+_I = re.IGNORECASE
+
+# ---------------------------------------------------------------- importance rules
+
+_SAFETY_RE = re.compile(
+    r"过敏|哮喘|糖尿病|高血压|低血糖|心脏病|癫痫|抑郁症|癌症|胰岛素|青霉素|药物|吃药|服药|用药|处方|急救|肾上腺素|"
+    r"怀孕|孕期|休克|乳糖不耐|紧急联系人|透析|心脏支架|"
+    r"allerg|asthma|diabet|epi-?pen|anaphyla|epilep|insulin|penicillin|medication|prescri|blood pressure|"
+    r"heart condition|seizure|pregnan|inhaler|celiac|coeliac|lactose intoleran|emergency contact|dialysis",
+    _I,
+)
+_ADDRESS_RE = re.compile(
+    r"住在|住址|地址|搬到|搬家|家在|\blive[sd]? in\b|\bliving in\b|\bmoved to\b|\baddress\b|\bhome is in\b", _I)
+_CONTACT_RE = re.compile(
+    r"\[(?:PHONE|EMAIL|ID_NUMBER|BANK_CARD)\]|电话|手机号|手机号码|邮箱|微信号|\bphone\b|\be-?mail\b|\bmobile number\b", _I)
+_BIRTHDAY_RE = re.compile(r"生日|出生|\bbirthday\b|\bborn (?:on|in)\b", _I)
+_FAMILY_RE = re.compile(
+    r"妈妈|母亲|爸爸|父亲|老婆|妻子|老公|丈夫|女儿|儿子|孩子|哥哥|姐姐|弟弟|妹妹|爷爷|奶奶|外公|外婆|家人|全家|一家人|女朋友|男朋友|"
+    r"\b(?:wife|husband|son|daughter|mother|father|mom|mum|dad|kids?|children|sister|brother|grandma|grandpa|"
+    r"grandmother|grandfather|girlfriend|boyfriend|fianc[ée]e?|partner|family)\b",
+    _I,
+)
+_JOB_RE = re.compile(
+    r"在[^，。,.!?！？\s]{1,12}(?:工作|上班|实习)|就职|任职|入职|跳槽|职业|我是(?:一名|一个)?[^，。]{0,6}"
+    r"(?:工程师|医生|护士|老师|律师|设计师|经理|程序员|学生|会计|厨师)|"
+    r"\bwork(?:s|ed|ing)? (?:at|for|as)\b|\bmy job\b|\bemployer\b|\bemployed\b|"
+    r"\bI(?:'m| am) an? (?:\w+ )?(?:engineer|developer|doctor|nurse|teacher|student|lawyer|designer|manager|"
+    r"programmer|scientist|accountant|writer|chef)\b",
+    _I,
+)
+_FIRM_PREF_RE = re.compile(
+    r"不吃|不喝|从不|从来不|绝不|绝对不|一定要|必须|讨厌|受不了|吃素|素食|戒了|不能吃|"
+    r"\bnever\b|\balways\b|\bI hate\b|\bI prefer\b|\bcan'?t stand\b|\bI (?:don'?t|do not|can'?t|cannot) "
+    r"(?:eat|drink|stand)\b|\bvegetarian\b|\bvegan\b|\bhalal\b|\bkosher\b|\bquit\b|\bgave up\b",
+    _I,
+)
+_PLAN_RE = re.compile(
+    r"计划|打算|准备|将要|要去|想去|下周|下个月|明天|明年|安排|约了|预约|"
+    r"\bplan(?:s|ning|ned)?\b|\bgoing to\b|\bgonna\b|\bwill\b|\bnext (?:week|month|year)\b|\btomorrow\b|"
+    r"\bschedule[d]?\b|\bappointment\b|\btrip\b",
+    _I,
+)
+_HOBBY_RE = re.compile(
+    r"喜欢|爱吃|爱喝|爱好|兴趣|热爱|最爱|迷上|常去|经常|"
+    r"\blikes?\b|\bloved?\b|\bloves\b|\benjoy|\bhobby|\bhobbies\b|\bfavou?rite\b|\bfan of\b|\binto\b|\busually\b|\boften\b",
+    _I,
+)
+# A dietary restriction stated in passing ("I can't have dairy") matters as much as "I don't eat
+# pork": it is kept (4). Lasting self-disclosures (what the user is passionate about, has been
+# doing for a while, has just taken up, keeps as pets, has worked with) live a year (3), like hobbies;
+# without them such turns fell to 2 and expired after 180 days (LoCoMo: 95 gold turns, all 2).
+_DIET_RE = re.compile(
+    r"不能吃|不能喝|吃不了|喝不了|忌口|不耐受|"
+    r"\bI (?:can'?t|cannot|can not) (?:have|eat|drink|tolerate)\b(?! been\b| to\b)|\bI(?:'m| am) (?:gluten|dairy|lactose)[- ]free\b",
+    _I,
+)
+_INTEREST_RE = re.compile(
+    r"热衷|着迷|养了|开始学|正在学|在学|学了[^，。]{0,6}(?:年|个月)|做志愿者|当志愿者|收藏|"
+    r"\bpassionate\b|\bpassion\b|\bmy go-to\b|\bdrawn to\b|\bobsessed with\b|"
+    r"\bI(?:'ve| have) (?:had|owned|kept) (?:them|it|him|her|my \w+) for\b|"
+    r"\bI(?:'ve| have) been (?:\w+ )?(?:playing|learning|practi[cs]ing|doing|collecting|training|studying|"
+    r"volunteering|working on|writing|painting|cooking|baking)\b|\bbeen (?:playing|learning|doing) (?:it|this|that) for\b|"
+    r"\b(?:just )?(?:started|starting|took up|taking up|picked up) (?:doing |playing |learning |practi[cs]ing |taking )?"
+    r"(?:a |an |my |some )?\w+(?:ing|yoga|classes|lessons|guitar|piano|drums)\b|"
+    r"\bI(?:'m| am) (?:currently |now )?(?:learning|practi[cs]ing|training (?:in|for))\b|"
+    r"\bI(?:'m| am) (?:currently |now )?(?:doing|playing) (?!fine|well|good|great|ok\b|okay|alright|better|worse|"
+    r"nothing|something|anything|it\b|that\b|this\b|the dishes|my best)\w+|"
+    r"\bI(?:'ve| have) worked with\b|\bmy (?:pets?|dogs?|cats?|snakes?|turtles?|hamsters?|rabbits?|parrots?|horses?)\b|"
+    r"\b(?:I|we) (?:have|own|keep|got|adopted|rescued) (?:a |an |any |some |two |three |\d+ )?(?:\w+ )?"
+    r"(?:pets?|dogs?|cats?|puppy|puppies|kittens?|snakes?|turtles?|hamsters?|rabbits?|parrots?|horses?)\b|"
+    r"我(?:家)?(?:有|养)(?:[一二两三四五几\d](?:只|条|个))?(?:宠物|猫|狗|小猫|小狗)|"
+    r"\bvolunteer(?:s|ed|ing)?\b|\bmy (?:\w+ )?collection\b|\bI collect\b|\bI play (?:the )?(?!with\b|along\b|around\b)[a-z]{3,}|"
+    r"\bI(?:'m| am) (?:currently |still )?(?:working on|looking for|considering|trying to|participating in|"
+    r"competing in)\b|\bthese days\b",
+    _I,
+)
+_OPINION_RE = re.compile(
+    r"觉得|感觉|认为|还行|还可以|一般般|不错|挺|有点|"
+    r"\bthink\b|\bfeel\b|\bseems?\b|\bkind of\b|\bsort of\b|\bpretty\b|\bnot bad\b|\bmeh\b",
+    _I,
+)
+_SMALL_TALK_RE = re.compile(
+    r"(?:(?:你好|您好|嗨|哈+|呵+|嘿+|嘻+|谢谢(?:你|您|啦)?|多谢|感谢|好的|好吧|好|嗯+|哦+|噢+|收到|明白了?|知道了|"
+    r"再见|拜拜|早上好|早安|晚安|午安|晚上好|没事|没关系|不客气|ok|okay|k|hi|hello|hey|yo|thanks|thank you|thx|ty|"
+    r"lol|lmao|haha+|hehe+|bye|goodbye|see you|good (?:morning|night|evening|afternoon)|cool|nice|great|"
+    r"got it|sure|yes|no|yep|yeah|nope|alright|you too|np|no problem|welcome|so much|very much|a lot|again|"
+    r"all|everyone|guys|buddy|man|非常|真是|太|啦|呀|哦|了|你|您)\s*)+",
+    _I,
+)
+_EPISODE_RE = re.compile(
+    r"去了|去过|见了|见过|参加了|买了|看了|吃了|玩了|做了|完成了|回了|到了|办了|结婚了|毕业了|生了|发生了|旅行|出差|"
+    r"\b(?:went|visited|met|attended|bought|saw|watched|ate|traveled|travelled|flew|finished|celebrated|"
+    r"graduated|got married|had (?:a|an|dinner|lunch|breakfast))\b",
+    _I,
+)
+# Emotional salience (MemoryBank, Generative Agents' "poignancy"): what moved the user is what a
+# companion is expected to remember. Life milestones and strongly felt experiences are kept (4);
+# an experience told with a feeling lives a year (3). Reactions to someone else's news ("so happy
+# for you", "sorry to hear that") are not the user's experience and get no boost.
+_MILESTONE_RE = re.compile(
+    r"第一名|第二名|第三名|冠军|亚军|获奖|得奖|颁奖|奖学金|奖牌|奖状|获得了?[^，。,.]{0,10}(?:奖|名|称号)|赢得|考上|录取|"
+    r"毕业|升职|晋升|加薪|结婚|订婚|婚礼|求婚|生了(?:宝宝|孩子|儿子|女儿)|出生了|去世|过世|葬礼|离婚|分手|住院|"
+    r"手术|车祸|退休|失业|被裁|裁员|买了?房|领养|收养|第一次|"
+    r"\bwon\b|\bwinning\b|\b(?:first|second|third) place\b|\bchampion(?:ship)?s?\b|\bawards?\b|\bawarded\b|"
+    r"\bprize\b|\bscholarship\b|\bmedal\b|\bpromot(?:ed|ion)\b|\bgraduat(?:ed|ion)\b|\braise\b|"
+    r"\bgot (?:accepted|admitted|engaged|married|hired|fired|divorced|adopted)\b|\bwedding\b|\bproposed\b|"
+    r"\bpassed away\b|\bdied\b|\bfuneral\b|\bbroke up\b|\bdivorc|\bhospital(?:ised|ized)?\b|\bsurgery\b|"
+    r"\baccident\b|\bretir(?:ed|ement)\b|\blaid off\b|\badopt(?:ed|ion)\b|\bnew job\b|"
+    r"\bbought (?:a|our|my) (?:house|home|flat|apartment)\b|\bfirst time\b",
+    _I,
+)
+_EMOTION_WORDS = (
+    r"开心|高兴|快乐|喜悦|幸福|兴奋|激动|感动|自豪|骄傲|满足|欣慰|难过|伤心|悲伤|痛苦|失落|沮丧|孤独|害怕|恐惧|"
+    r"紧张|焦虑|担心|生气|愤怒|委屈|崩溃|后悔|尴尬|失望|心碎|绝望|惊喜|感激|"
+    r"happy|glad|joyful|thrilled|excited|proud|grateful|sad|upset|heartbroken|devastated|"
+    r"lonely|scared|afraid|terrified|nervous|anxious|worried|angry|furious|frustrated|disappointed|"
+    r"embarrassed|ashamed|overwhelmed|stressed|miserable|ecstatic|overjoyed|delighted|stoked|struggling|peaceful|motivated|motivating|inspired|"
+    # Parity: the English and Chinese names of the same feelings (a zh/en parallel test set).
+    r"恼火|烦躁|嫉妒|吃醋|如释重负|不安(?!全)|discouraged|annoyed|relieved|uneasy|jealous|elated|regret(?:ful)?|wronged"
+)
+_EMOTION_RE = re.compile(rf"(?:{_EMOTION_WORDS})", _I)
+_INTENSE_EMOTION_RE = re.compile(
+    # Not 很: a Chinese adjective takes it by default ("我很开心" is "I'm happy"), so it marks no
+    # strength; "好开心" / "真开心" ("so happy") do.
+    rf"(?:非常|特别|十分|极其|无比|超级|太|好|真)(?:的)?(?:{_EMOTION_WORDS})|"
+    rf"(?:急|气|吓|烦|累|难受|伤心|开心|高兴)死(?:我|人)?了|"
+    rf"\b(?:very|so|really|extremely|incredibly|deeply|truly|super|totally)\s+(?:{_EMOTION_WORDS})\b|"
+    rf"(?:{_EMOTION_WORDS})(?:极了|得不得了|不已)|"
+    r"心碎|崩溃|痛哭|狂喜|欣喜若狂|伤心欲绝|玩得(?:很|非常|特别|超级?)?(?:尽兴|嗨)|"
+    r"\b(?:heartbroken|devastated|terrified|furious|ecstatic|overjoyed|thrilled|elated)\b|\bover the moon\b|"
+    # English says "very happy" as often with an idiom as with an adverb: "had a great time" is
+    # what "玩得非常开心" is translated to, so it counts like its Chinese twin.
+    r"\bhad (?:a|an|such a|the most) (?:\w+ )?(?:great|wonderful|fantastic|amazing|brilliant|lovely|fabulous|"
+    r"awesome|incredible|marvell?ous|terrific|fun) time\b|\bhad (?:a|an|such a) (?:\w+ )?blast\b|"
+    r"\bhad (?:so much|such|a lot of|lots of|tons of|great|loads of) fun\b",
+    _I,
+)
+_REACTION_RE = re.compile(
+    rf"(?:为|替)(?:你|他|她|你们|他们)(?:感到)?(?:{_EMOTION_WORDS})|听到[^，。,.]{{0,12}}(?:{_EMOTION_WORDS})|"
+    rf"(?:{_EMOTION_WORDS})[^，。,.！!]{{0,4}}(?:见到|看到|认识)(?:你|您)|(?:见到|看到|认识)(?:你|您)[^，。,.！!]{{0,4}}(?:{_EMOTION_WORDS})|"
+    rf"\b(?:{_EMOTION_WORDS}) (?:for|of) (?:you|him|her|them|u|y'all)\b|\b(?:{_EMOTION_WORDS}) to (?:hear|know)\b|"
+    # "happy to see you / that" answers someone; "happy to see the pandas" is the user's own moment.
+    rf"\b(?:{_EMOTION_WORDS}) to see (?:you|u|that|this|it|how|your|him|her|them|everyone)\b|"
+    rf"\b(?:{_EMOTION_WORDS}) (?:that )?(?:you|u)\b|\bsorry (?:to|for|about)\b|\bcongrat|"
+    r"\b(?:you|u|y'all)(?: guys| all)?(?: must| probably| really| surely)?(?: have|'ve)? had (?:a|an|such|so|the|lots|loads|tons|great)\b",
+    _I,
+)
+
+
+def _salience(text: str) -> int:
+    """4 for a life milestone or a strongly felt experience, 3 for a felt one, 0 otherwise."""
+    if _REACTION_RE.search(text):
+        return 0
+    if _MILESTONE_RE.search(text) or _INTENSE_EMOTION_RE.search(text):
+        return 4
+    return 3 if _EMOTION_RE.search(text) else 0
+
+
+_PROCEDURAL_RES = (
+    re.compile(
+        r"(?:请|以后|今后|每次|总是|始终|一律|记得|不要|别)[^。！？!?]{0,12}"
+        r"(?:回答|回复|答复|称呼我|叫我|提醒我|格式|语气|简短|简洁|详细|用中文|用英文|用英语|说话|翻译|预订|订票|订酒店)"
+    ),
+    re.compile(r"用(?:简体|繁体)?(?:中文|英文|英语|日语)(?:回答|回复|交流|说|和我|跟我)"),
+    re.compile(r"(?:回答|回复)(?:时|的时候)?(?:请|要|尽量)?(?:简短|简洁|详细|用)"),
+    re.compile(r"靠窗|靠过道|靠走道|叫我[^，。,.]{1,6}|称呼我"),
+    re.compile(
+        r"\b(?:please|always|never|from now on|in (?:the )?future|going forward|next time|when you)\b[^.!?]{0,40}"
+        r"\b(?:answer|reply|replies|respond|responses?|write|call me|address me|format|summari[sz]e|explain|"
+        r"remind me|book|translate|speak|talk to me|use (?:english|chinese|metric|bullet))\b",
+        _I,
+    ),
+    re.compile(
+        r"\b(?:answer|reply|respond|talk to me|write)\b[^.!?]{0,20}\b(?:in (?:english|chinese|mandarin)|briefly|"
+        r"concisely|in detail|in bullet|short)\b",
+        _I,
+    ),
+    re.compile(r"\bcall me\b|\b(?:aisle|window) seats?\b|\bwhen (?:booking|ordering|you book)\b|"
+               r"\bI prefer (?:short|brief|concise|detailed|bullet|answers|replies|responses)\b", _I),
+)
+
+
+def _is_small_talk(text: str) -> bool:
+    stripped = re.sub(r"[\s\W_]+", " ", text, flags=re.UNICODE).strip()
+    if not stripped:
+        return True
+    return _SMALL_TALK_RE.fullmatch(stripped + " ") is not None or not keyword_tokens(text)
+
+
+def _is_procedural(text: str) -> bool:
+    return any(r.search(text) for r in _PROCEDURAL_RES)
+
+
+def importance_of(text: str, now: datetime) -> int:
+    """1-5 by rules: health/safety 5; slots, family, job, firm preferences, dietary restrictions,
+    instructions, life milestones and strongly felt experiences 4; plans, dated events, hobbies,
+    lasting interests, felt experiences 3;
+    opinions and other content 2; small talk 1."""
+    if _SAFETY_RE.search(text):
+        return 5
+    if _is_small_talk(text):
+        return 1
+    if any(r.search(text) for r in (_ADDRESS_RE, _CONTACT_RE, _BIRTHDAY_RE, _FAMILY_RE, _JOB_RE, _FIRM_PREF_RE,
+                                    _DIET_RE)):
+        return 4
+    if _is_procedural(text):
+        return 4
+    salience = _salience(text)
+    if salience:
+        return salience
+    if _PLAN_RE.search(text) or _HOBBY_RE.search(text) or _INTEREST_RE.search(text) or _EPISODE_RE.search(text):
+        return 3
+    if _OPINION_RE.search(text):
+        return 2
+    if parse_time_range(text, now) is not None:
+        return 3
+    return 2
+
+
+_QUESTION_END = re.compile(r"[?？]\s*$")
+
+
+_SECOND_PERSON = (
+    (re.compile(r"\byou(?:'re| are)\b", re.IGNORECASE), "I am"),
+    (re.compile(r"\byour(?:s)?\b", re.IGNORECASE), "my"),
+    (re.compile(r"\byou\b", re.IGNORECASE), "I"),
+    (re.compile(r"你们|您|你"), "我"),
+)
+
+
+def as_asked_of_me(question: str) -> str:
+    """The question in the user's own words ("Where do you live?" -> "Where do I live?"), so the
+    rules written for what users say about themselves can read what the assistant asked them."""
+    for pattern, replacement in _SECOND_PERSON:
+        question = pattern.sub(replacement, question)
+    return question
+
+
+def asked_question(context: str) -> str:
+    """The question that ``context`` ends with ("Cool! What's your favourite pizza?" -> its last
+    sentence), or "" when it ends with none: only a question makes a reply's few words a fact."""
+    text = context.strip()
+    if not text or not _QUESTION_END.search(text):
+        return ""
+    sentences = split_sentences(text)
+    return sentences[-1].strip() if sentences else text
+
+
+def memory_type_of(text: str, now: datetime) -> MemoryType:
+    """Health > procedural > slot facts > episodic > declarative (see the module docstring)."""
+    if _SAFETY_RE.search(text):
+        return MemoryType.DECLARATIVE
+    if _is_procedural(text):
+        return MemoryType.PROCEDURAL
+    if any(r.search(text) for r in (_ADDRESS_RE, _CONTACT_RE, _BIRTHDAY_RE, _FAMILY_RE, _JOB_RE)):
+        return MemoryType.DECLARATIVE
+    if parse_time_range(text, now) is not None or _EPISODE_RE.search(text):
+        return MemoryType.EPISODIC
+    return MemoryType.DECLARATIVE
+
+
+def summarize(text: str, limit: int = 120) -> str:
+    """The first sentence, cut to ``limit`` characters."""
+    sentences = split_sentences(text)
+    first = sentences[0] if sentences else text.strip()
+    first = " ".join(first.split())
+    return first if len(first) <= limit else first[: limit - 1].rstrip() + "…"
+
+
