@@ -29,6 +29,7 @@ from mcp.server.mcpserver.exceptions import ToolError  # noqa: E402
 
 from memory_core.errors import MemoryEngineError, NotFoundError  # noqa: E402
 from memory_core.text.intent import is_question_or_request  # noqa: E402
+from memory_core.validation import clean_text  # noqa: E402
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
@@ -64,9 +65,10 @@ def build_server(memory: "MemoryEngine", user_id: str, actor: str = "mcp") -> MC
     def remember(text: str) -> str:
         """Remember something the user said about themselves (facts, preferences, plans, events).
         Questions and requests are not stored. Returns the ids of what was stored."""
-        if is_question_or_request(text):
-            return NOT_STORED
         try:
+            text = clean_text(text, memory.settings.max_input_chars, what="text")  # empty: an error, not "a question"
+            if is_question_or_request(text):
+                return NOT_STORED
             result = memory.add(user_id, text, actor=actor)
             stored = memory.repo.get_many(result.memory_ids)
         except MemoryEngineError as exc:
