@@ -13,6 +13,7 @@ import time
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from fastapi_offline import FastAPIOffline
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memory_core import BackendUnavailable, MemoryEngine, NotFoundError, ValidationError
@@ -118,7 +119,9 @@ def create_app(memory: MemoryEngine, *, keys: ApiKeyRepository | None = None, li
     settings = settings or ApiSettings()
     keys = keys or ApiKeyRepository(memory.repo.engine)
     limiter = limiter or build_limiter(keys, memory.settings.redis_url, settings.api_rate_window_s)
-    app = FastAPI(title="Long-term memory API", version="1",
+    # The docs page's scripts are served by the API itself (fastapi-offline), not from a CDN: it
+    # works where the API has no internet, and the page asks nothing of another host.
+    app = FastAPIOffline(title="Long-term memory API", version="1",
                   description="Memories for AI assistants: add, search, edit, erase. Authenticate with "
                               "`Authorization: Bearer <key>`; your key's tenant is the namespace of every user id "
                               "you send. See docs/api.md.")

@@ -9,7 +9,7 @@ runs them on its thread pool, and the engine is thread-safe.
 from __future__ import annotations
 
 import inspect
-from typing import Any
+from typing import Any, Callable
 
 from fastapi import APIRouter, Depends, Query, Response
 
@@ -119,22 +119,24 @@ def update(memory_id: str, body: models.UpdateRequest, user_id: str = _USER, who
     return _memory(who.tenant, record)
 
 
+def _change_status(change: Callable[..., Any], memory_id: str, body: models.NoteRequest | None, user_id: str,
+                   who: ApiPrincipal) -> models.Memory:
+    record = change(memory_id, actor=who.actor, user_id=engine_user(who.tenant, user_id), note=body.note if body else "")
+    return _memory(who.tenant, record)
+
+
 @router.post("/memories/{memory_id}/expire", response_model=models.Memory, tags=["memories"])
 def expire(memory_id: str, body: models.NoteRequest | None = None, user_id: str = _USER,
            who: ApiPrincipal = Depends(writer), memory: MemoryEngine = Depends(engine)) -> models.Memory:
     """Take a memory out of retrieval (kept, restorable)."""
-    note = body.note if body else ""
-    return _memory(who.tenant, memory.expire(memory_id, actor=who.actor, user_id=engine_user(who.tenant, user_id),
-                                             note=note))
+    return _change_status(memory.expire, memory_id, body, user_id, who)
 
 
 @router.post("/memories/{memory_id}/restore", response_model=models.Memory, tags=["memories"])
 def restore(memory_id: str, body: models.NoteRequest | None = None, user_id: str = _USER,
             who: ApiPrincipal = Depends(writer), memory: MemoryEngine = Depends(engine)) -> models.Memory:
     """Bring an expired, superseded or archived memory back into retrieval."""
-    note = body.note if body else ""
-    return _memory(who.tenant, memory.restore(memory_id, actor=who.actor, user_id=engine_user(who.tenant, user_id),
-                                              note=note))
+    return _change_status(memory.restore, memory_id, body, user_id, who)
 
 
 @router.delete("/memories/{memory_id}", status_code=204, tags=["memories"])

@@ -74,7 +74,10 @@ def _search(stack: Stack, user: str, query: str, key: str = "a", **extra: Any) -
 def test_health_needs_no_key_and_docs_describe_every_route(stack: Stack) -> None:
     health = stack.call("GET", "/v1/health", key=None)
     assert health.status_code == 200 and health.json()["sql"] is True and health.json()["degraded"] is False
-    assert stack.call("GET", "/docs", key=None).status_code == 200
+    docs = stack.call("GET", "/docs", key=None)
+    assert docs.status_code == 200 and "swagger-ui-bundle.js" in docs.text
+    assert "http://" not in docs.text and "https://" not in docs.text  # every asset from the API itself
+    assert stack.call("GET", "/static-offline-docs/swagger-ui-bundle.js", key=None).status_code == 200
     spec = stack.call("GET", "/openapi.json", key=None).json()
     for path in ("/v1/memories", "/v1/memories/batch", "/v1/search", "/v1/memories/{memory_id}",
                  "/v1/memories/{memory_id}/expire", "/v1/memories/{memory_id}/restore", "/v1/admin/history",
