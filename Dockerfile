@@ -12,6 +12,7 @@ RUN pip install --no-cache-dir --index-url https://download.pytorch.org/whl/cpu 
 
 COPY memory_core ./memory_core
 COPY services ./services
+COPY api ./api
 COPY pages ./pages
 COPY ui ./ui
 COPY app.py ./
@@ -22,6 +23,6 @@ RUN python -c "from pathlib import Path; from memory_core.embedding import load_
 ENV MODEL_CACHE_DIR=/opt/models
 
 VOLUME ["/data"]
-EXPOSE 8501
+EXPOSE 8501 8800
 HEALTHCHECK --interval=30s --timeout=10s --start-period=60s --retries=3 CMD ["python", "-m", "memory_core.health"]
 CMD ["streamlit", "run", "app.py", "--server.address", "0.0.0.0", "--server.port", "8501", "--browser.gatherUsageStats", "false"]

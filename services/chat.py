@@ -12,22 +12,20 @@ say so and keep what the user typed.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 import threading
 import uuid
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
-from sqlalchemy.exc import DisconnectionError, InterfaceError, OperationalError
-from sqlalchemy.exc import TimeoutError as PoolTimeoutError
-
-from memory_core.errors import BackendUnavailable
 from memory_core.text.intent import is_question_or_request
 from services.auth import Principal
+# DATABASE_UNAVAILABLE and DatabaseUnavailable are re-exported: the chat page and its tests take them from here.
+from services.outage import DATABASE_UNAVAILABLE, DatabaseUnavailable, database_guard  # noqa: F401
 
 if TYPE_CHECKING:
     from memory_core import MemoryEngine, SearchResponse
@@ -55,30 +53,9 @@ def _writes() -> ThreadPoolExecutor:
         return _executor
 
 
-DATABASE_UNAVAILABLE = "The memory database is unavailable; try again shortly."
-
-# What a SQL driver raises when the server is down, restarting, unreachable or out of connections
-# (not integrity or programming errors, which are bugs to report as they are).
-_DATABASE_DOWN = (OperationalError, InterfaceError, DisconnectionError, PoolTimeoutError)
-
-
-class DatabaseUnavailable(BackendUnavailable):
-    """The SQL database (messages, memories) cannot be reached; the message is fit to show."""
-
-    def __init__(self, detail: str = "") -> None:
-        super().__init__(DATABASE_UNAVAILABLE)
-        self.detail = detail
-
-
-@contextmanager
-def _database(operation: str) -> Iterator[None]:
-    """Turn a driver's "cannot reach the server" into ``DatabaseUnavailable``."""
-    try:
-        yield
-    except _DATABASE_DOWN as exc:
-        detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        log.warning("chat %s: the database is unavailable: %s", operation, detail)
-        raise DatabaseUnavailable(detail) from exc
+def _database(operation: str) -> "contextlib.AbstractContextManager[None]":
+    """Turn a driver's "cannot reach the server" into ``DatabaseUnavailable`` (``services.outage``)."""
+    return database_guard(f"chat {operation}")
 
 
 def is_forget_request(text: str) -> bool:

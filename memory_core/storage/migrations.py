@@ -92,12 +92,21 @@ def _m0005_event_time_read_again(conn: Connection) -> None:
     _backfill_event_time(conn)
 
 
+def _m0006_api_keys(conn: Connection) -> None:
+    """``api_keys`` (hashed keys of the HTTP API, each bound to a tenant) and
+    ``api_rate_counters`` (per-key request counts, the rate limit shared across API processes
+    when no Redis is configured)."""
+    schema.Base.metadata.create_all(conn, tables=[schema.ApiKeyRow.__table__, schema.ApiRateCounterRow.__table__],
+                                    checkfirst=True)
+
+
 MIGRATIONS: list[Migration] = [
     (1, "initial", _m0001_initial),
     (2, "user timeline index", _m0002_user_timeline_index),
     (3, "memory context", _m0003_memory_context),
     (4, "memory event time", _m0004_memory_event_time),
     (5, "told time read again", _m0005_event_time_read_again),
+    (6, "api keys", _m0006_api_keys),
 ]
 
 

@@ -157,3 +157,31 @@ class SchemaMigrationRow(Base):
     version: Mapped[int] = mapped_column(Integer, primary_key=True)
     name: Mapped[str] = mapped_column(String(128))
     applied_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class ApiKeyRow(Base):
+    """A key of the HTTP API (``api/keys.py``). Only a hash of its secret is kept; ``key_id`` is
+    the public part written into the key itself, so a request finds its row without a scan."""
+
+    __tablename__ = "api_keys"
+
+    key_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    name: Mapped[str] = mapped_column(String(128), unique=True)
+    tenant: Mapped[str] = mapped_column(String(64), index=True)
+    admin: Mapped[bool] = mapped_column(Boolean, default=False)
+    secret_hash: Mapped[str] = mapped_column(String(128))
+    rate_limit_per_min: Mapped[int | None] = mapped_column(Integer, nullable=True)  # None = the default
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+
+
+class ApiRateCounterRow(Base):
+    """Requests of one API key in one fixed window: the rate limit shared by every API process
+    when no Redis is configured."""
+
+    __tablename__ = "api_rate_counters"
+
+    key_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    window_start: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)  # epoch s
+    hits: Mapped[int] = mapped_column(Integer, default=0)
