@@ -25,6 +25,8 @@ state = st.session_state
 st.title("🛠️ Admin")
 st.caption(f"Signed in as **{principal.display_name}** — every change is recorded in the history as "
            f"`{principal.actor}`.")
+if principal.via == "demo":
+    st.info("🧪 Demo staff: you see and act on demo users only.")
 
 TYPES = ["declarative", "episodic", "procedural"]
 STATUSES = ["active", "expired", "superseded", "archived", "deleted"]
@@ -204,29 +206,33 @@ with tab_users:
 
 # ---- maintenance and scheduler -------------------------------------------------------------------------
 with tab_ops:
-    m1, m2 = st.columns(2)
-    if m1.button("Run expiry cleanup now", key="admin_run_expiry"):
-        outcome = admin.run_expiry(principal, engine)
-        (st.success if outcome.outcome == "ok" else st.warning)(f"Expiry: {outcome.outcome} {outcome.counts} {outcome.detail}")
-    if m2.button("Run reconcile now", key="admin_run_reconcile"):
-        with st.spinner("Reconciling SQL and Milvus…"):
-            outcome = admin.run_reconcile(principal, engine)
-        (st.success if outcome.outcome == "ok" else st.warning)(f"Reconcile: {outcome.outcome} {outcome.counts} {outcome.detail}")
-    status = admin.scheduler_status(principal, engine)
-    st.markdown("#### Scheduled jobs")
-    if status["running"]:
-        st.dataframe(pd.DataFrame([{"job": JOB_LABELS.get(j.job, j.job), "next run": fmt(j.next_run),
-                                    "trigger": j.trigger} for j in status["jobs"]]), hide_index=True,
-                     width="stretch")
+    if principal.via == "demo":  # refused in services.admin too: these jobs touch every user
+        st.info("Demo staff sees and acts on demo users only, so the maintenance jobs (which run over every "
+                "user) are not available here.")
     else:
-        st.warning("The scheduler is not running in this process (SCHEDULER_ENABLED=false, or it failed to start).")
-    st.markdown("#### Last runs")
-    if status["runs"]:
-        st.dataframe(pd.DataFrame([{"job": r.job, "started": fmt(r.started_at), "finished": fmt(r.finished_at),
-                                    "outcome": r.outcome, "counts": str(r.counts), "detail": r.detail}
-                                   for r in status["runs"]]), hide_index=True, width="stretch")
-    else:
-        st.caption("No job has run yet.")
+        m1, m2 = st.columns(2)
+        if m1.button("Run expiry cleanup now", key="admin_run_expiry"):
+            outcome = admin.run_expiry(principal, engine)
+            (st.success if outcome.outcome == "ok" else st.warning)(f"Expiry: {outcome.outcome} {outcome.counts} {outcome.detail}")
+        if m2.button("Run reconcile now", key="admin_run_reconcile"):
+            with st.spinner("Reconciling SQL and Milvus…"):
+                outcome = admin.run_reconcile(principal, engine)
+            (st.success if outcome.outcome == "ok" else st.warning)(f"Reconcile: {outcome.outcome} {outcome.counts} {outcome.detail}")
+        status = admin.scheduler_status(principal, engine)
+        st.markdown("#### Scheduled jobs")
+        if status["running"]:
+            st.dataframe(pd.DataFrame([{"job": JOB_LABELS.get(j.job, j.job), "next run": fmt(j.next_run),
+                                        "trigger": j.trigger} for j in status["jobs"]]), hide_index=True,
+                         width="stretch")
+        else:
+            st.warning("The scheduler is not running in this process (SCHEDULER_ENABLED=false, or it failed to start).")
+        st.markdown("#### Last runs")
+        if status["runs"]:
+            st.dataframe(pd.DataFrame([{"job": r.job, "started": fmt(r.started_at), "finished": fmt(r.finished_at),
+                                        "outcome": r.outcome, "counts": str(r.counts), "detail": r.detail}
+                                       for r in status["runs"]]), hide_index=True, width="stretch")
+        else:
+            st.caption("No job has run yet.")
 
 # ---- import / export ---------------------------------------------------------------------------------------
 with tab_io:

@@ -143,9 +143,13 @@ def parse_accounts(data: Any) -> dict[str, Account]:
         if not username or role not in ROLES or not password_hash.startswith(("scrypt$", "pbkdf2_sha256$")):
             raise ValueError(f"account #{index} ({username or 'no username'}) needs a username, "
                              f"a role of {ROLES} and a scrypt/pbkdf2 password_hash")
+        user_id = str(entry.get("user_id") or username)
+        if is_demo_id(username) or is_demo_id(user_id):
+            raise ValueError(f"account #{index} ({username}): names and user ids starting with "
+                             f"{DEMO_PREFIX!r} are reserved for demo identities")
         accounts[username.lower()] = Account(
             username=username, display_name=str(entry.get("display_name") or username), role=role,
-            user_id=str(entry.get("user_id") or username), password_hash=password_hash,
+            user_id=user_id, password_hash=password_hash,
         )
     return accounts
 
@@ -169,6 +173,7 @@ def save_account(path: Path, username: str, password: str, role: Role, display_n
     entries = [e for e in data.get("accounts", []) if str(e.get("username", "")).lower() != username.lower()]
     entries.append({"username": username, "display_name": display_name or username, "role": role,
                     "user_id": user_id or username, "password_hash": hash_password(password)})
+    parse_accounts({"accounts": entries})  # the same checks as at sign-in (e.g. no demo ids)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps({"accounts": entries}, ensure_ascii=False, indent=2), encoding="utf-8")
@@ -272,17 +277,57 @@ class Authenticator:
 
 
 # ---- demo and OIDC principals -----------------------------------------------------------------
+# Demo identities live under their own user-id prefix, which no account or OIDC sign-in may
+# have (parse_accounts and oidc_principal refuse it): a real account named "alice" and the demo
+# user "demo:alice" are different users, and demo staff can be held to demo users only.
+DEMO_PREFIX = "demo:"
+DEMO_STAFF_ID = "demo:staff"
+
+
+def is_demo_id(value: str) -> bool:
+    """Whether a user id (or username) is in the demo namespace (case- and width-insensitive,
+    so "DEMO:x" or full-width letters cannot slip a real account into it)."""
+    import unicodedata
+
+    return unicodedata.normalize("NFKC", value).strip().casefold().startswith(DEMO_PREFIX)
+
+
 def demo_principals(users: Iterable[tuple[str, str]], include_staff: bool) -> list[Principal]:
-    """The demo sign-ins: one per demo user (``(user_id, display name)``), plus demo staff."""
-    out = [Principal(f"demo:{uid}", f"{name} (demo)", "user", uid, via="demo") for uid, name in users]
+    """The demo sign-ins: one per demo user (``(user_id, display name)``, ids in the demo
+    namespace), plus demo staff (which ``services.admin`` holds to demo users)."""
+    out = []
+    for uid, name in users:
+        if not is_demo_id(uid):
+            raise ValueError(f"demo user ids must start with {DEMO_PREFIX!r}, got {uid!r}")
+        out.append(Principal(uid, f"{name} (demo)", "user", uid, via="demo"))
     if include_staff:
-        out.append(Principal("demo-staff", "Demo support staff", "staff", "demo-staff", via="demo"))
+        out.append(Principal(DEMO_STAFF_ID, "Demo support staff", "staff", DEMO_STAFF_ID, via="demo"))
     return out
+
+
+def demo_available(demo_mode: bool, accounts_configured: bool, oidc_configured: bool) -> bool:
+    """Demo sign-ins are offered only when the operator asked for them and configured no real
+    sign-in: with accounts or OIDC, anyone picking "demo staff" would be staff over real users."""
+    return demo_mode and not accounts_configured and not oidc_configured
+
+
+def accounts_configured(path: Path | None, inline_json: str = "") -> bool:
+    """Whether any password account is configured. An unreadable or invalid accounts
+    configuration counts as configured: the operator meant to have accounts, so the demo must
+    not open because of a typo (fail closed)."""
+    if inline_json.strip():
+        return True
+    try:
+        return bool(load_accounts(path))
+    except (OSError, ValueError):
+        return True
 
 
 def oidc_principal(email: str, name: str, staff_emails: Iterable[str]) -> Principal:
     """A principal for someone signed in through the operator's identity provider."""
     email = email.strip().lower()
+    if is_demo_id(email):
+        raise ValueError("this identity is in the demo namespace, which no real sign-in may use")
     role: Role = "staff" if email in {e.lower() for e in staff_emails} else "user"
     return Principal(username=email, display_name=name or email, role=role, user_id=email, via="oidc")
 

@@ -17,8 +17,11 @@ class AppSettings(BaseSettings):
     model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
 
     data_dir: Path = Field(default=Path("./data"), description="Same variable as the engine's DATA_DIR.")
-    demo_mode: bool = Field(default=True, description="Offer the demo users (labelled as a demo) on sign-in.")
-    demo_staff: bool = Field(default=True, description="In demo mode, also offer a demo support-staff sign-in.")
+    # Off by default: a deployment offers demo identities only when asked to (scripts/start-app.sh
+    # turns it on for the local embedded run), and never once accounts or OIDC are configured.
+    demo_mode: bool = Field(default=False, description="Offer the demo users (labelled as a demo) on sign-in.")
+    demo_staff: bool = Field(default=True, description="In demo mode, also offer a demo support-staff sign-in "
+                                                       "(held to demo users).")
     accounts_file: Path | None = Field(default=None, description="JSON accounts file; default data_dir/accounts.json.")
     accounts_json: str = Field(default="", description="Accounts as a JSON string (same format as the file).")
     staff_emails: Annotated[tuple[str, ...], NoDecode] = Field(default=(), description="OIDC e-mails that get the staff role.")

@@ -15,9 +15,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from services import runtime
-from services.auth import hash_password
+from services.auth import hash_password, save_account
 from services.demo_data import seed_demo
-from tests.app_support import ALICE, REPO_ROOT, STAFF, ZHANG  # app_env: a fixture, registered in conftest.py
+from tests.app_support import ALICE, DEMO_STAFF, REPO_ROOT, STAFF, ZHANG  # app_env: a fixture, registered in conftest.py
 
 CHAT = str(REPO_ROOT / "pages" / "1_💬_Chat.py")
 ADMIN = str(REPO_ROOT / "pages" / "2_🛠️_Admin.py")
@@ -65,18 +65,63 @@ def test_home_shows_status_and_signs_in_with_account(app_env: dict[str, str]) ->
     assert at.session_state["principal"].username == "lin"
 
 
-def test_demo_picker_only_in_demo_mode(app_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_demo_picker_only_in_demo_mode(app_env: dict[str, str], monkeypatch: pytest.MonkeyPatch,
+                                       tmp_path: Path) -> None:
+    monkeypatch.setenv("ACCOUNTS_FILE", str(tmp_path / "no-accounts.json"))  # the demo needs no accounts
     at = _run(HOME)
     assert [t.label for t in at.tabs] == ["Account", "Demo"]
     at.selectbox(key="demo_pick").set_value(0)
     at.button(key="demo_enter").click().run()
-    assert at.session_state["principal"].user_id == "zhangsan"
+    assert at.session_state["principal"].user_id == "demo:zhangsan"
     assert at.session_state["principal"].via == "demo"
 
     monkeypatch.setenv("DEMO_MODE", "false")
     at = _run(HOME)
     assert [t.label for t in at.tabs] == ["Account"]
     assert not [b for b in at.button if b.key in ("demo_enter", "seed_demo")]
+
+
+def test_demo_mode_is_off_unless_asked_for(app_env: dict[str, str], monkeypatch: pytest.MonkeyPatch,
+                                           tmp_path: Path) -> None:
+    """Attack: a deployment that never mentions DEMO_MODE offered "Demo support staff" to anyone."""
+    monkeypatch.setenv("ACCOUNTS_FILE", str(tmp_path / "no-accounts.json"))
+    monkeypatch.delenv("DEMO_MODE")
+    at = _run(HOME)
+    _no_exceptions(at)
+    assert [t.label for t in at.tabs] == ["Account"]
+    assert not [b for b in at.button if b.key in ("demo_enter", "seed_demo")]
+    admin_page = _run(ADMIN, DEMO_STAFF)  # a demo identity picked earlier is not honoured either
+    assert any("sign in" in i.value.lower() for i in admin_page.info) and not admin_page.dataframe
+
+
+def test_demo_staff_cannot_reach_real_accounts(app_env: dict[str, str], monkeypatch: pytest.MonkeyPatch,
+                                               tmp_path: Path) -> None:
+    """Attack (issue 19, 1): with an account "zoe" configured and DEMO_MODE on, another browser
+    picked Demo -> "Demo support staff" -> Admin and read, exported and erased zoe's memories."""
+    engine = runtime.get_engine()
+    engine.add("zoe", "My bank card PIN is 4321, keep it secret", actor="test")
+    accounts = tmp_path / "accounts.json"
+    save_account(accounts, "zoe", "zoe-password-long", "user")
+    monkeypatch.setenv("ACCOUNTS_FILE", str(accounts))
+
+    home = _run(HOME)
+    _no_exceptions(home)
+    assert [t.label for t in home.tabs] == ["Account"]  # accounts configured: no demo at all
+    assert not [b for b in home.button if b.key in ("demo_enter", "seed_demo")]
+    admin_page = _run(ADMIN, DEMO_STAFF)
+    assert any("sign in" in i.value.lower() for i in admin_page.info)
+    assert not admin_page.dataframe and not admin_page.tabs
+
+    # Even where the demo is on (no accounts), demo staff sees demo users only, never zoe.
+    monkeypatch.setenv("ACCOUNTS_FILE", str(tmp_path / "none.json"))
+    seed_demo(engine, ["demo:alice"])
+    admin_page = _run(ADMIN, DEMO_STAFF)
+    _no_exceptions(admin_page)
+    shown = " ".join(str(df.value.to_dict()) for df in admin_page.dataframe)
+    assert "demo:alice" in shown and "zoe" not in shown and "4321" not in shown
+    for box in admin_page.selectbox:
+        assert "zoe" not in [str(o) for o in box.options], box.key
+    assert engine.list_memories(__import__("memory_core").MemoryQuery(user_id="zoe")).total == 1
 
 
 def test_pages_ask_for_sign_in(app_env: dict[str, str]) -> None:
@@ -192,9 +237,9 @@ def test_admin_merge_apply_reports_a_stale_proposal(app_env: dict[str, str]) -> 
 
 def test_analytics_renders_charts_on_seeded_data(app_env: dict[str, str]) -> None:
     engine = runtime.get_engine()
-    seed_demo(engine, ["alice"])
+    seed_demo(engine, ["demo:alice"])
     for query in ("where do I live", "what do I drink in the afternoon", "where do I live"):
-        engine.search("alice", query)
+        engine.search("demo:alice", query)
     engine.flush()
     at = _run(ANALYTICS, STAFF)
     _no_exceptions(at)

@@ -69,7 +69,7 @@ def test_staff_and_analysts_get_the_numbers(engine, who: Principal) -> None:  # 
 
 
 def test_the_page_passes_the_analyst_through(app_env: dict[str, str]) -> None:
-    seed_demo(runtime.get_engine(), ["alice"])
+    seed_demo(runtime.get_engine(), ["demo:alice"])
     at = AppTest.from_file(ANALYTICS_PAGE, default_timeout=180)
     at.session_state["principal"] = ANALYST
     at.run()

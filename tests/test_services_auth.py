@@ -13,8 +13,11 @@ import pytest
 from services.auth import (
     Authenticator,
     LoginThrottle,
+    accounts_configured,
+    demo_available,
     demo_principals,
     hash_password,
+    is_demo_id,
     load_accounts,
     main,
     oidc_principal,
@@ -117,13 +120,51 @@ def test_guessing_made_up_usernames_does_not_grow_the_throttle_for_good() -> Non
 
 
 def test_demo_and_oidc_principals() -> None:
-    with_staff = demo_principals([("zhangsan", "张三"), ("alice", "Alice")], include_staff=True)
-    assert [p.user_id for p in with_staff] == ["zhangsan", "alice", "demo-staff"]
+    with_staff = demo_principals([("demo:zhangsan", "张三"), ("demo:alice", "Alice")], include_staff=True)
+    assert [p.user_id for p in with_staff] == ["demo:zhangsan", "demo:alice", "demo:staff"]
     assert all(p.via == "demo" for p in with_staff) and with_staff[-1].is_staff
-    assert not any(p.is_staff for p in demo_principals([("alice", "Alice")], include_staff=False))
+    assert not any(p.is_staff for p in demo_principals([("demo:alice", "Alice")], include_staff=False))
     assert oidc_principal("Boss@Example.org", "Boss", ["boss@example.org"]).is_staff
     visitor = oidc_principal("v@example.org", "", ["boss@example.org"])
     assert not visitor.is_staff and visitor.user_id == "v@example.org" and not visitor.can_view_analytics
+
+
+def test_demo_identities_have_their_own_namespace(tmp_path: Path) -> None:
+    """Attack (issue 19, 1): demo ids were plain "alice" / "zhangsan", the same user ids a real
+    account of those names has; now no account or OIDC sign-in can take a demo id."""
+    from services.demo_data import DEMO_USERS
+
+    assert DEMO_USERS and all(is_demo_id(uid) for uid in DEMO_USERS)
+    for entry in ({"username": "demo:alice"}, {"username": "alice", "user_id": "demo:alice"},
+                  {"username": "alice", "user_id": "DEMO:alice"}, {"username": "alice", "user_id": "ｄｅｍｏ:alice"}):
+        with pytest.raises(ValueError, match="reserved for demo"):
+            parse_accounts([{**entry, "role": "user", "password_hash": hash_password("pw")}])
+    with pytest.raises(ValueError, match="reserved for demo"):
+        save_account(tmp_path / "a.json", "alice", "long-enough-password", "user", user_id="demo:alice")
+    assert not (tmp_path / "a.json").exists()
+    with pytest.raises(ValueError):
+        oidc_principal("demo:alice", "", [])
+    with pytest.raises(ValueError):
+        demo_principals([("alice", "Alice")], include_staff=False)  # a demo user outside the namespace
+
+
+def test_demo_is_offered_only_when_asked_for_and_no_real_sign_in_exists(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("DEMO_MODE", raising=False)
+    assert AppSettings(_env_file=None).demo_mode is False  # type: ignore[call-arg]
+    assert demo_available(True, accounts_configured=False, oidc_configured=False)
+    assert not demo_available(False, accounts_configured=False, oidc_configured=False)
+    assert not demo_available(True, accounts_configured=True, oidc_configured=False)
+    assert not demo_available(True, accounts_configured=False, oidc_configured=True)
+    path = tmp_path / "accounts.json"
+    assert not accounts_configured(path)
+    path.write_text("{not json")  # broken: the operator meant accounts, so no demo (fail closed)
+    assert accounts_configured(path)
+    path.write_text(json.dumps({"accounts": []}))
+    assert not accounts_configured(path)
+    assert accounts_configured(path, inline_json='[{"username": "x"}]')
+    save_account(path, "zoe", "long-enough-password", "user")
+    assert accounts_configured(path)
 
 
 def test_settings_and_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

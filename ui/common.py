@@ -8,7 +8,16 @@ from typing import TYPE_CHECKING
 import streamlit as st
 
 from services import runtime
-from services.auth import Authenticator, LoginThrottle, Principal, demo_principals, load_accounts, oidc_principal
+from services.auth import (
+    Authenticator,
+    LoginThrottle,
+    Principal,
+    accounts_configured,
+    demo_available,
+    demo_principals,
+    load_accounts,
+    oidc_principal,
+)
 from services.demo_data import demo_user_choices
 from services.settings import AppSettings
 
@@ -35,9 +44,21 @@ def oidc_configured() -> bool:
         return False
 
 
+def demo_enabled(settings: AppSettings) -> bool:
+    """Demo identities are offered (and honoured) only with ``DEMO_MODE`` on and no accounts
+    or OIDC configured: see ``services.auth.demo_available``."""
+    return demo_available(settings.demo_mode,
+                          accounts_configured(settings.resolved_accounts_file, settings.accounts_json),
+                          oidc_configured())
+
+
 def current_principal(settings: AppSettings | None = None) -> Principal | None:
     principal = st.session_state.get(PRINCIPAL_KEY)
     if isinstance(principal, Principal):
+        if principal.via == "demo" and not demo_enabled(settings or runtime.app_settings()):
+            # Demo turned off, or accounts added, since this session picked a demo identity.
+            st.session_state.pop(PRINCIPAL_KEY, None)
+            return None
         return principal
     if oidc_configured():
         try:
@@ -121,7 +142,8 @@ def require_principal() -> Principal:
 
 def sign_in_panel(settings: AppSettings) -> None:
     """Account sign-in, the demo picker (demo mode only) and SSO (when configured)."""
-    tabs = ["Account"] + (["Demo"] if settings.demo_mode else []) + (["Single sign-on"] if oidc_configured() else [])
+    demo = demo_enabled(settings)
+    tabs = ["Account"] + (["Demo"] if demo else []) + (["Single sign-on"] if oidc_configured() else [])
     panes = dict(zip(tabs, st.tabs(tabs)))
     with panes["Account"]:
         with st.form("login"):
@@ -137,7 +159,7 @@ def sign_in_panel(settings: AppSettings) -> None:
             if not accounts:
                 st.warning("No accounts are configured. The operator adds them with "
                            "`python -m services.auth add NAME --role staff`" +
-                           (" — or use the demo tab." if settings.demo_mode else "."))
+                           (" — or use the demo tab." if demo else "."))
             outcome = Authenticator(accounts, throttle(settings)).login(username, password)
             if outcome.principal is not None:
                 st.session_state[PRINCIPAL_KEY] = outcome.principal
@@ -147,7 +169,8 @@ def sign_in_panel(settings: AppSettings) -> None:
     if "Demo" in panes:
         with panes["Demo"]:
             st.warning("**Demo mode** — for trying the product. Anyone who can open this page may use these "
-                       "demo identities; turn it off with `DEMO_MODE=false`.", icon="🧪")
+                       "demo identities (demo staff sees demo users only); it is off unless `DEMO_MODE=true`, "
+                       "and never offered once accounts or single sign-on are configured.", icon="🧪")
             choices = demo_principals(demo_user_choices(), include_staff=settings.demo_staff)
             labels = [f"{p.display_name} — {'support staff' if p.is_staff else 'chat user'}" for p in choices]
             index = st.selectbox("Demo identity", range(len(choices)), format_func=lambda i: labels[i],
