@@ -469,6 +469,7 @@ def open_memory(
     vectors = vectors or open_vector_store(settings, embedder.dim)
     return MemoryEngine(
         settings=settings, repo=repo, vectors=vectors, embedder=embedder,
-        llm=llm or build_llm(settings), cache=cache or open_cache(settings.redis_url, settings.cache_ttl_s),
+        llm=llm or build_llm(settings), cache=cache or open_cache(settings.redis_url, settings.cache_ttl_s,
+                                                    settings.resolved_cache_namespace),
         clock=clock, reranker=reranker if reranker is not None else load_reranker(settings.reranker_model or None),
     )
