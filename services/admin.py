@@ -23,6 +23,7 @@ from memory_core.errors import NotFoundError, ValidationError
 from memory_core.validation import check_user_id, clean_text
 from services import scheduler as sched
 from services.auth import DEMO_PREFIX, Principal, is_demo_id
+from services.safe_text import neutralise_json, restore_cell
 
 if TYPE_CHECKING:
     from memory_core import HistoryEntry, MemoryEngine, MemoryRecord, Page
@@ -359,6 +360,8 @@ def _row(line: int, data: Any, max_chars: int) -> ImportRow:
     number here instead of making the engine refuse the whole batch it is written in."""
     if not isinstance(data, dict):
         raise ValidationError(f"expected a JSON object, got {type(data).__name__}")
+    # Our own export quotes formula-looking text (services.safe_text): undo exactly that.
+    data = {key: restore_cell(value) for key, value in data.items()}
     raw_user = data.get("user_id")
     if raw_user is None or (isinstance(raw_user, int) and not isinstance(raw_user, bool)):
         raw_user = "" if raw_user is None else str(raw_user)  # missing reads "is empty"; 7 is "7"
@@ -514,7 +517,8 @@ def import_rows(principal: Principal, engine: "MemoryEngine", rows: Sequence[Imp
 
 def export_user_jsonl(principal: Principal, engine: "MemoryEngine", user_id: str) -> Iterator[str]:
     """Every memory of one user (all statuses) as JSON lines, page by page. The user id is
-    checked first: an empty one would mean "no filter" to the engine and export everyone."""
+    checked first: an empty one would mean "no filter" to the engine and export everyone.
+    Text that a spreadsheet would run as a formula starts with an apostrophe."""
     require_user_in_scope(principal, check_user_id(user_id))
     return _export_pages(engine, user_id)
 
@@ -527,7 +531,9 @@ def _export_pages(engine: "MemoryEngine", user_id: str) -> Iterator[str]:
         page = engine.list_memories(MemoryQuery(user_id=user_id, sort_by="created_at", descending=False,
                                                 offset=offset, limit=500))
         for record in page.items:
-            yield json.dumps(record_to_json(record), ensure_ascii=False) + "\n"
+            # Formula-looking text gets a leading apostrophe (a spreadsheet opening a conversion
+            # of this file must not run it); import_rows takes exactly that apostrophe off again.
+            yield json.dumps(neutralise_json(record_to_json(record)), ensure_ascii=False) + "\n"
         offset += len(page.items)
         if not page.items or offset >= page.total:
             break

@@ -8,6 +8,7 @@ analytics page rendering its charts on seeded data.
 from __future__ import annotations
 
 import json
+import re
 from concurrent.futures import Future
 from pathlib import Path
 
@@ -212,6 +213,43 @@ def test_admin_edit_lands_in_history(app_env: dict[str, str]) -> None:
     assert any("update" in m.value and STAFF.actor in m.value for m in at.markdown)
     # and search finds the new text (re-embedded, re-indexed)
     assert engine.search("bob", "favourite colour blue").results[0].memory_id == memory_id
+
+
+_UNESCAPED_MARKUP = re.compile(r"(?<!\\)!\[|(?<!\\)\]\(|(?<![\\`])https?://")
+
+
+def test_admin_shows_user_text_as_text_and_quotes_formulas(app_env: dict[str, str]) -> None:
+    """Attack (issue 19, 4 and 7): a chat message =HYPERLINK(...) reached the Admin table's CSV
+    download unescaped, and an image in a chat message (provenance, merge preview) made the
+    staff browser fetch an external URL."""
+    from memory_core.maintenance import MergePlan
+    from services import admin
+
+    engine = runtime.get_engine()
+    hostile = '=HYPERLINK("http://203.0.113.9/x","click") ![pixel](http://203.0.113.9/p.png) **now**'
+    engine.record_message(message_id="m-hostile", user_id="mallory", session_id="s-1", role="user", content=hostile)
+    memory_id = engine.add("mallory", hostile, source="m-hostile", actor="test").created[0]
+    stored = engine.get(memory_id).content
+    assert "![pixel](" in stored  # the attack text is stored as written (it is the user's text)
+    at = AppTest.from_file(ADMIN, default_timeout=TIMEOUT)
+    at.session_state["principal"] = STAFF
+    proposal = MergePlan("mallory", (memory_id,), (), hostile)
+    at.session_state["admin_merge_plan"] = ("mallory", admin.MergePlan(True, [proposal], {memory_id: stored}, "1"))
+    at.run()
+    at.selectbox(key="admin_f_user").set_value("mallory").run()
+    at.selectbox(key="admin_selected").set_value(memory_id).run()
+    at.selectbox(key="admin_user_target").set_value("mallory").run()
+    _no_exceptions(at)
+
+    table = at.dataframe[0].value
+    assert list(table["memory"]) == ["'" + stored]  # what the table's CSV download writes
+    rendered = [e.value for kind in ("markdown", "caption", "info", "warning", "error", "success")
+                for e in getattr(at, kind)]
+    offending = [v for v in rendered if _UNESCAPED_MARKUP.search(str(v))]
+    assert not offending, offending
+    plain = [t.value for t in at.text]
+    assert hostile in plain  # provenance: the source message, as plain text
+    assert any(stored in t and t.startswith("→") for t in plain)  # merge preview, as plain text
 
 
 def test_admin_merge_apply_reports_a_stale_proposal(app_env: dict[str, str]) -> None:

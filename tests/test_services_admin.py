@@ -303,6 +303,24 @@ def test_export_then_import_round_trips_line_separators(engine) -> None:  # type
     assert sorted(m.content for m in engine.list_memories(MemoryQuery(user_id="carol")).items) == sorted(texts)
 
 
+def test_export_quotes_formulas_and_import_takes_the_quote_off(engine) -> None:  # type: ignore[no-untyped-def]
+    """Attack (issue 19, 4): a chat message =HYPERLINK(...) went into exports as a live formula."""
+    texts = ['=HYPERLINK("http://203.0.113.9/x","click me")', "@SUM(1+1)*cmd", "-2+3 is my lucky sum",
+             "'=a quoted formula, kept as typed"]
+    for text in texts:
+        engine.add("erin", text, actor="test")
+    stored = sorted(m.content for m in engine.list_memories(MemoryQuery(user_id="erin")).items)
+    lines = [json.loads(line) for line in admin.export_user_jsonl(STAFF, engine, "erin")]
+    for line in lines:
+        for key, value in line.items():
+            assert not (isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r")), (key, value)
+    assert {line["content"] for line in lines} == {"'" + text for text in stored}
+    exported = "".join(admin.export_user_jsonl(STAFF, engine, "erin"))
+    admin.erase_user(STAFF, engine, "erin", confirm="erin")
+    rows, errors = admin.parse_import(exported.encode(), "memories-erin.jsonl")
+    assert not errors and sorted(r.content for r in rows) == stored  # exactly what was stored
+
+
 def test_export_needs_a_user_id(engine) -> None:  # type: ignore[no-untyped-def]
     """An empty user id means "no filter" to the engine: it must not export everyone."""
     engine.add("dave", "Dave is allergic to peanuts", actor="test")
