@@ -125,6 +125,27 @@ def test_demo_staff_cannot_reach_real_accounts(app_env: dict[str, str], monkeypa
     assert engine.list_memories(__import__("memory_core").MemoryQuery(user_id="zoe")).total == 1
 
 
+def test_wrong_guesses_do_not_lock_staff_out(app_env: dict[str, str], monkeypatch: pytest.MonkeyPatch,
+                                             tmp_path: Path) -> None:
+    """Attack (issue 19, 5): five wrong guesses in another browser locked the staff name for
+    300 s, even against the right password."""
+    accounts = tmp_path / "accounts.json"
+    save_account(accounts, "kai", "kai-long-password", "staff")
+    monkeypatch.setenv("ACCOUNTS_FILE", str(accounts))
+    attacker = _run(HOME)
+    for guess in ("123456", "password", "kai", "letmein", "qwerty"):
+        attacker.text_input(key="login_username").set_value("kai")
+        attacker.text_input(key="login_password").set_value(guess)
+        attacker.button(key="FormSubmitter:login-Sign in").click().run()
+        assert "principal" not in attacker.session_state
+    staff = _run(HOME)
+    staff.text_input(key="login_username").set_value("kai")
+    staff.text_input(key="login_password").set_value("kai-long-password")
+    staff.button(key="FormSubmitter:login-Sign in").click().run()
+    _no_exceptions(staff)
+    assert staff.session_state["principal"].username == "kai"
+
+
 def test_pages_ask_for_sign_in(app_env: dict[str, str]) -> None:
     for page in (CHAT, ADMIN, ANALYTICS):
         at = _run(page)

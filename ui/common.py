@@ -25,15 +25,37 @@ if TYPE_CHECKING:
     from memory_core import MemoryEngine
 
 PRINCIPAL_KEY = "principal"
-_THROTTLE: LoginThrottle | None = None
+_THROTTLE: tuple[object, LoginThrottle] | None = None
 
 
 def throttle(settings: AppSettings) -> LoginThrottle:
-    """One throttle per server process (not per browser session, which a new tab would reset)."""
+    """One throttle per engine, counting in the engine's SQL database: every app process (and
+    replica) sees the same failures, and a new tab or a restart does not reset them."""
     global _THROTTLE
-    if _THROTTLE is None:
-        _THROTTLE = LoginThrottle(settings.login_max_failures, settings.login_window_s, settings.login_lockout_s)
-    return _THROTTLE
+    from services.throttle import SqlThrottleStore
+
+    sql = runtime.get_engine().repo.engine
+    if _THROTTLE is None or _THROTTLE[0] is not sql:
+        _THROTTLE = (sql, LoginThrottle(SqlThrottleStore(sql), settings.throttle_policy()))
+    return _THROTTLE[1]
+
+
+def client_address(settings: AppSettings) -> str:
+    """Who is signing in, as far as Streamlit can tell: the address of the browser's connection
+    (``st.context.ip_address``; none for loopback), or, behind a trusted proxy, the last entry of
+    the header it sets. "" when unknown: the throttle then counts per name only (see
+    services/throttle.py). Addresses can be shared (NAT, proxies) and headers forged when the
+    app is reachable without the proxy; that is the limit of what a Streamlit page can know."""
+    try:
+        if settings.trusted_proxy_header:
+            forwarded = st.context.headers.get(settings.trusted_proxy_header)
+            last = forwarded.split(",")[-1].strip() if isinstance(forwarded, str) else ""
+            if last:
+                return last
+        address = st.context.ip_address
+        return address if isinstance(address, str) else ""
+    except Exception:  # no browser context (tests, bare scripts)
+        return ""
 
 
 def oidc_configured() -> bool:
@@ -160,7 +182,8 @@ def sign_in_panel(settings: AppSettings) -> None:
                 st.warning("No accounts are configured. The operator adds them with "
                            "`python -m services.auth add NAME --role staff`" +
                            (" — or use the demo tab." if demo else "."))
-            outcome = Authenticator(accounts, throttle(settings)).login(username, password)
+            outcome = Authenticator(accounts, throttle(settings)).login(username, password,
+                                                                       client_address(settings))
             if outcome.principal is not None:
                 st.session_state[PRINCIPAL_KEY] = outcome.principal
                 st.rerun()
