@@ -10,9 +10,10 @@ import streamlit as st
 
 from services import runtime
 from services.demo_data import DEMO_USERS, seed_demo
-from ui.common import current_principal, demo_enabled, engine_or_stop, sidebar_identity, sign_in_panel
+from ui.common import current_principal, demo_enabled, engine_or_stop, friendly_errors, sidebar_identity, sign_in_panel
 
 st.set_page_config(page_title="Long-term memory", page_icon="🧠", layout="wide")
+friendly_errors()  # no traceback is ever shown: a reference id, and the traceback in the log
 settings = runtime.app_settings()
 principal = current_principal(settings)
 sidebar_identity(principal)

@@ -61,6 +61,12 @@ class Settings(BaseSettings):
 
     # Write pipeline
     max_input_chars: int = 100_000
+    # A memory's metadata (a JSON object) may take at most this many bytes as UTF-8 JSON.
+    max_metadata_bytes: int = Field(default=16_384, ge=0)
+    # Characters one user may write per minute through ``engine.add`` (and ``add_many`` when asked
+    # with rate_limit=True); 0 = no limit. A 100,000-character message costs the write workers ~11 s:
+    # the default lets a user send two of those a minute and never touches normal chatting.
+    write_limit_chars_per_minute: int = Field(default=200_000, ge=0)
     # A memory's conversation context (the turn it answered) is indexed with it, cut to this many
     # of its last characters (the question usually ends a reply). LoCoMo, 80 / 150 / 250 / 400:
     # recall@10 flat (.720-.723), NDCG@10 .483 / .470 / .456 / .450, recall@20 .790 / .799 / .799 / .798.

@@ -13,9 +13,10 @@ from services import admin
 from services.safe_text import md_code, md_escape as md
 from services.safe_text import neutralise_frame
 from services.scheduler import JOB_LABELS
-from ui.common import database_or_stop, engine_or_stop, require_principal
+from ui.common import database_or_stop, engine_or_stop, friendly_errors, require_principal
 
 st.set_page_config(page_title="Admin · Long-term memory", page_icon="🛠️", layout="wide")
+friendly_errors()  # no traceback is ever shown: a reference id, and the traceback in the log
 principal = require_principal()
 if not principal.is_staff:
     st.error("🚫 This page is for support staff only. You are signed in as an end user.")

@@ -36,6 +36,8 @@ def _run(path: str, principal=None) -> AppTest:  # type: ignore[no-untyped-def]
 
 def _no_exceptions(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
+    # pages show an unhandled error as a friendly message with a reference (ui.common.friendly_errors)
+    assert not [e.value for e in at.error if "give support this reference" in e.value]
 
 
 def _wait_for_write(at: AppTest) -> None:
@@ -144,6 +146,42 @@ def test_wrong_guesses_do_not_lock_staff_out(app_env: dict[str, str], monkeypatc
     staff.button(key="FormSubmitter:login-Sign in").click().run()
     _no_exceptions(staff)
     assert staff.session_state["principal"].username == "kai"
+
+
+def test_no_traceback_reaches_the_page(app_env: dict[str, str], monkeypatch: pytest.MonkeyPatch,
+                                        caplog: pytest.LogCaptureFixture) -> None:
+    """Attack (issue 19, 7): an error in a page showed the full traceback with source paths. Now
+    the visitor gets a reference id; the log has the traceback under that id."""
+    import logging
+    import tomllib
+
+    from services import admin
+
+    config = tomllib.loads((Path(REPO_ROOT) / ".streamlit" / "config.toml").read_text())
+    assert config["client"]["showErrorDetails"] == "none"  # Streamlit's own backstop
+
+    def broken(*_args: object, **_kwargs: object) -> None:
+        raise RuntimeError("boom in /srv/app/services/admin.py with postgresql://ltm:pw@db/ltm")
+
+    monkeypatch.setattr(admin, "users", broken)
+    with caplog.at_level(logging.ERROR):
+        at = _run(ADMIN, STAFF)
+    assert not at.exception
+    shown = " ".join(e.value for e in at.error)
+    reference = re.search(r"reference: ([0-9a-f]{12})", shown)
+    assert reference, shown
+    assert "boom" not in shown and "/srv/app" not in shown and "RuntimeError" not in shown
+    logged = [r for r in caplog.records if reference.group(1) in r.getMessage()]
+    assert logged and logged[0].exc_info and "boom" in str(logged[0].exc_info[1])
+
+
+def test_chat_answers_a_question_about_the_year_9999(app_env: dict[str, str]) -> None:
+    """Attack (issue 19, 7): "what did I do on 9999-12-31?" raised OverflowError in chat."""
+    at = _run(CHAT, ALICE)
+    at.chat_input[0].set_value("what did I do on 9999-12-31?").run()
+    _no_exceptions(at)
+    assert at.chat_message[1].markdown[0].value  # a reply, not a crash
+    _wait_for_write(at)
 
 
 def test_pages_ask_for_sign_in(app_env: dict[str, str]) -> None:

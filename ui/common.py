@@ -3,6 +3,8 @@ sidebar. Kept out of ``services/`` because it is the one place that must import 
 """
 from __future__ import annotations
 
+import logging
+import uuid
 from typing import TYPE_CHECKING
 
 import streamlit as st
@@ -24,6 +26,7 @@ from services.settings import AppSettings
 if TYPE_CHECKING:
     from memory_core import MemoryEngine
 
+log = logging.getLogger(__name__)
 PRINCIPAL_KEY = "principal"
 _THROTTLE: tuple[object, LoginThrottle] | None = None
 
@@ -56,6 +59,32 @@ def client_address(settings: AppSettings) -> str:
         return address if isinstance(address, str) else ""
     except Exception:  # no browser context (tests, bare scripts)
         return ""
+
+
+FRIENDLY_ERROR = ("Something went wrong and this page could not finish. Nothing more was changed. "
+                  "Please try again; if it keeps happening, give support this reference: {rid}")
+
+
+def friendly_errors() -> None:
+    """Any exception a page does not handle is shown as a plain message with a reference id,
+    never as a traceback (which names source files, settings and data); the log gets the
+    traceback under the same id. Streamlit calls this run's ``on_script_error`` handler; if that
+    hook is ever missing, ``showErrorDetails = "none"`` in .streamlit/config.toml still hides
+    the details. Call it at the top of every page, each run."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    def show(exc: Exception) -> bool:
+        from memory_core.logs import request_context
+
+        rid = uuid.uuid4().hex[:12]
+        with request_context(rid):
+            log.error("page failed: %s (reference %s)", type(exc).__name__, rid, exc_info=exc)
+        st.error(FRIENDLY_ERROR.format(rid=rid), icon="⚠️")
+        return True  # shown: Streamlit's own exception element is not
+
+    ctx = get_script_run_ctx()
+    if ctx is not None and hasattr(ctx, "on_script_error"):
+        ctx.on_script_error = show
 
 
 def oidc_configured() -> bool:
