@@ -10,12 +10,14 @@ import streamlit as st
 
 from services import runtime
 from services.demo_data import DEMO_USERS, seed_demo
-from ui.common import current_principal, engine_or_stop, sidebar_identity, sign_in_panel
+from ui.common import current_principal, demo_enabled, engine_or_stop, friendly_errors, sidebar_identity, sign_in_panel
 
 st.set_page_config(page_title="Long-term memory", page_icon="🧠", layout="wide")
+friendly_errors()  # no traceback is ever shown: a reference id, and the traceback in the log
 settings = runtime.app_settings()
 principal = current_principal(settings)
 sidebar_identity(principal)
+demo = demo_enabled(settings)
 
 st.title("🧠 Long-term memory for AI assistants")
 st.markdown(
@@ -24,7 +26,7 @@ st.markdown(
     "from the few memories that fit the question best — ranked by relevance, importance and recency. "
     "Support staff can inspect, correct and erase memories with a full audit trail."
 )
-if settings.demo_mode:
+if demo:
     st.caption("🧪 Demo mode is on: demo identities and demo data are offered below.")
 
 engine = engine_or_stop()
@@ -41,7 +43,7 @@ with left:
             st.page_link("pages/2_🛠️_Admin.py", label="Admin: browse and manage memories", icon="🛠️")
         if principal.can_view_analytics:
             st.page_link("pages/3_📊_Analytics.py", label="Analytics", icon="📊")
-    if settings.demo_mode:
+    if demo:
         st.subheader("Demo data")
         existing = dict(engine.users())
         for user in DEMO_USERS.values():

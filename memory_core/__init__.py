@@ -6,7 +6,14 @@ Use ``open_memory()`` to get a ``MemoryEngine`` built from the environment's set
 from memory_core.clock import Clock, FixedClock, SystemClock
 from memory_core.config import Settings
 from memory_core.engine import MemoryEngine, open_memory
-from memory_core.errors import BackendUnavailable, MemoryEngineError, ModelLoadError, NotFoundError, ValidationError
+from memory_core.errors import (
+    BackendUnavailable,
+    MemoryEngineError,
+    ModelLoadError,
+    NotFoundError,
+    RateLimited,
+    ValidationError,
+)
 from memory_core.records import (
     AddItem,
     AddResult,
@@ -25,7 +32,7 @@ from memory_core.types import MemoryStatus, MemoryType, ScoreParts, SearchResult
 __all__ = [
     "AddItem", "AddResult", "BackendUnavailable", "Clock", "FixedClock", "HistoryEntry", "JobRun",
     "MemoryEngine", "MemoryEngineError", "MemoryQuery", "MemoryRecord", "MemoryStatus", "MemoryType",
-    "ModelLoadError", "NotFoundError", "Page", "ReconcileReport", "RetrievalOptions", "ScoreParts",
+    "ModelLoadError", "NotFoundError", "Page", "RateLimited", "ReconcileReport", "RetrievalOptions", "ScoreParts",
     "SearchFilters", "SearchResponse", "SearchResult", "Settings", "SystemClock", "TimeRange",
     "ValidationError", "open_memory",
 ]

@@ -7,6 +7,9 @@ that generation: a write that commits while the search runs bumps the generation
 (which may predate the write) lands under a generation no one reads again. Reading the
 generation only when storing put such a stale result under the new one, where it was served
 until its TTL ran out, even after an erasure.
+Keys carry a per-deployment namespace (``Settings.cache_namespace``), and retrieval re-checks
+every hit against SQL (owner, status, expiry) before serving it: a Redis shared by two
+deployments, or an entry written by a misconfigured one, cannot serve another store's memories.
 Redis failures never fail a request: the cache is bypassed, and a user whose invalidation
 could not be delivered is served uncached until it is (so a Redis that comes back with old
 entries cannot serve stale results).
@@ -195,5 +198,9 @@ class RedisCache(ResultCache):
             return False
 
 
-def open_cache(redis_url: str, ttl_s: int) -> ResultCache:
-    return RedisCache(redis_url, ttl_s=ttl_s) if redis_url else InProcessCache(ttl_s=ttl_s)
+def open_cache(redis_url: str, ttl_s: int, namespace: str = "") -> ResultCache:
+    """Redis when configured (keys under ``ltm:<namespace>``, see ``Settings.cache_namespace``),
+    else an in-process cache (one per engine, so it needs no namespace)."""
+    if not redis_url:
+        return InProcessCache(ttl_s=ttl_s)
+    return RedisCache(redis_url, ttl_s=ttl_s, prefix=f"ltm:{namespace}" if namespace else "ltm")

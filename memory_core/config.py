@@ -32,6 +32,11 @@ class Settings(BaseSettings):
     milvus_vector_cache_rows: int = 200_000
     redis_url: str = Field(default="", description="redis://...; empty = in-process cache.")
     cache_ttl_s: int = 3600
+    # Redis keys live under this namespace, so deployments sharing one Redis never read each
+    # other's cached results. Empty = derived from where the data lives (a hash of the SQL and
+    # Milvus locations, credentials left out): replicas of one deployment share it, another
+    # deployment gets its own. Set it to share or separate caches explicitly.
+    cache_namespace: str = ""
 
     embedding_model: str = BUNDLED_EMBEDDING_MODEL
     # ONNX Runtime for local model folders when installed (about 1.4x torch's batch throughput on
@@ -56,6 +61,12 @@ class Settings(BaseSettings):
 
     # Write pipeline
     max_input_chars: int = 100_000
+    # A memory's metadata (a JSON object) may take at most this many bytes as UTF-8 JSON.
+    max_metadata_bytes: int = Field(default=16_384, ge=0)
+    # Characters one user may write per minute through ``engine.add`` (and ``add_many`` when asked
+    # with rate_limit=True); 0 = no limit. A 100,000-character message costs the write workers ~11 s:
+    # the default lets a user send two of those a minute and never touches normal chatting.
+    write_limit_chars_per_minute: int = Field(default=200_000, ge=0)
     # A memory's conversation context (the turn it answered) is indexed with it, cut to this many
     # of its last characters (the question usually ends a reply). LoCoMo, 80 / 150 / 250 / 400:
     # recall@10 flat (.720-.723), NDCG@10 .483 / .470 / .456 / .450, recall@20 .790 / .799 / .799 / .798.
@@ -184,6 +195,22 @@ class Settings(BaseSettings):
         return self.milvus_uri or (self.data_dir / "milvus.db").as_posix()
 
     @property
+    def resolved_cache_namespace(self) -> str:
+        """``cache_namespace`` when set (hashed unless it is short and key-safe), else a hash of
+        the SQL and Milvus locations. No secret reaches a key: the URL's password is dropped
+        before hashing, and only the hash is used."""
+        import hashlib
+        import re
+
+        if self.cache_namespace:
+            if re.fullmatch(r"[A-Za-z0-9._-]{1,64}", self.cache_namespace):
+                return self.cache_namespace
+            return hashlib.sha256(self.cache_namespace.encode("utf-8")).hexdigest()[:16]
+        where = "\n".join((_without_password(self.resolved_database_url),
+                           _without_password(self.resolved_milvus_uri), self.milvus_collection))
+        return hashlib.sha256(where.encode("utf-8")).hexdigest()[:16]
+
+    @property
     def milvus_is_server(self) -> bool:
         return self.resolved_milvus_uri.startswith(("http://", "https://", "tcp://", "grpc://"))
 
@@ -194,3 +221,19 @@ class Settings(BaseSettings):
     @property
     def llm_configured(self) -> bool:
         return bool(self.openai_base_url or self.openai_api_key) and bool(self.llm_model)
+
+
+def _without_password(url: str) -> str:
+    """``url`` with any password removed, and a local SQLite or Milvus Lite path made absolute
+    (two processes started from different directories still name the same files)."""
+    from sqlalchemy.engine import make_url
+
+    if "://" not in url:  # a Milvus Lite file path
+        return Path(url).resolve().as_posix()
+    try:
+        parsed = make_url(url)
+    except Exception:  # not a SQLAlchemy URL (e.g. http://milvus:19530 parses, odd ones may not)
+        return url.split("@", 1)[-1]
+    if parsed.drivername.startswith("sqlite") and parsed.database not in (None, "", ":memory:"):
+        parsed = parsed.set(database=Path(parsed.database).resolve().as_posix())
+    return parsed._replace(password=None).render_as_string(hide_password=False)  # set() ignores None

@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any, Sequence
 
 from memory_core.cache import ResultCache, open_cache
-from memory_core.clock import Clock, SystemClock, as_utc
+from memory_core.clock import Clock, SystemClock
 from memory_core.config import Settings
 from memory_core.embedding.base import Embedder
 from memory_core.errors import NotFoundError, ValidationError
@@ -39,7 +39,20 @@ from memory_core.telemetry import Recorder
 from memory_core.text.event_time import event_span
 from memory_core.text.pii import redact
 from memory_core.types import MemoryStatus, MemoryType
-from memory_core.validation import check_importance, check_memory_id, check_user_id, clean_text
+from memory_core.ratelimit import WriteRateLimiter
+from memory_core.validation import (
+    check_add_items,
+    check_datetime,
+    check_importance,
+    check_limit,
+    check_memory_id,
+    check_memory_query,
+    check_role,
+    check_search_filters,
+    check_session_id,
+    check_user_id,
+    clean_text,
+)
 from memory_core.vectors.base import VectorStore
 from memory_core.write_pipeline import WritePipeline
 
@@ -73,6 +86,7 @@ class MemoryEngine:
         self.retriever = RetrievalPipeline(settings, repo, vectors, embedder, llm, cache, self.clock,
                                            self.recorder, reranker)
         self._reconcile_lock = threading.Lock()
+        self.write_limiter = WriteRateLimiter(settings.write_limit_chars_per_minute)
 
     # ---- write ----------------------------------------------------------------------------
     def add(
@@ -87,18 +101,29 @@ class MemoryEngine:
         context: str | None = None,
     ) -> AddResult:
         """Remember ``content`` for ``user_id``. PII is redacted before anything is stored.
-        ``context`` is the turn it answered (indexed with it, see ``AddItem.context``)."""
-        item = AddItem(user_id=user_id, content=content, session_id=session_id, metadata=metadata,
-                       source=source, at=at, context=context)
+        ``context`` is the turn it answered (indexed with it, see ``AddItem.context``).
+
+        Limited per user to ``Settings.write_limit_chars_per_minute`` (``RateLimited``, a
+        ``ValidationError``, when over it: nothing is stored)."""
+        item, = check_add_items([AddItem(user_id=user_id, content=content, session_id=session_id,
+                                         metadata=metadata, source=source, at=at, context=context)],
+                                self.settings.max_metadata_bytes)
+        clean_text(item.content, self.settings.max_input_chars)  # "too long" / "empty" before "too much"
+        self.write_limiter.charge([item])
         with request_context():
             return self.writer.add_many([item], actor=actor)[0]
 
     def add_many(self, items: Sequence[AddItem | dict[str, Any]], actor: str = "system",
-                 stage_chunks: int | None = None) -> list[AddResult]:
+                 stage_chunks: int | None = None, rate_limit: bool = False) -> list[AddResult]:
         """Batched ``add``: all items are validated before any is written, then written in stages
         of about ``stage_chunks`` chunks (default ``Settings.write_stage_chunks``) with the model
-        embedding one stage ahead. A failure stops at its stage; earlier stages stay stored."""
-        parsed = [item if isinstance(item, AddItem) else AddItem(**item) for item in items]
+        embedding one stage ahead. A failure stops at its stage; earlier stages stay stored.
+
+        Not rate-limited unless ``rate_limit=True``: it is the bulk path of trusted callers (staff
+        imports, demo seeding, benchmarks); a caller writing what end users send uses ``add``."""
+        parsed = check_add_items(items, self.settings.max_metadata_bytes)
+        if rate_limit:
+            self.write_limiter.charge(parsed)
         with request_context():
             return self.writer.add_many(parsed, actor=actor, stage_chunks=stage_chunks)
 
@@ -120,6 +145,13 @@ class MemoryEngine:
         options: RetrievalOptions | None = None,
     ) -> SearchResponse:
         """The user's most useful memories for ``query``, with score parts and a context block."""
+        filters = check_search_filters(filters)
+        at = check_datetime(at, "at")
+        if options is not None and not isinstance(options, RetrievalOptions):
+            raise ValidationError(f"options must be a RetrievalOptions, got {type(options).__name__}")
+        if context is not None and not isinstance(context, str) and (
+                not isinstance(context, Sequence) or not all(isinstance(c, str) for c in context)):
+            raise ValidationError("context must be a string or a list of strings")
         with request_context():
             return self.retriever.search(user_id, query, top_k=top_k, context=context, filters=filters, at=at,
                                          options=options)
@@ -127,12 +159,14 @@ class MemoryEngine:
     def get(self, memory_id: str, user_id: str | None = None) -> MemoryRecord:
         """A memory by id; with ``user_id``, only if it belongs to that user (no existence leak)."""
         record = self.repo.get(check_memory_id(memory_id))
+        if user_id is not None:
+            user_id = check_user_id(user_id)
         if record is None or (user_id is not None and record.user_id != user_id):
             raise NotFoundError(f"memory {memory_id!r} not found")
         return record
 
     def list_memories(self, query: MemoryQuery) -> Page:
-        return self.repo.list(query)
+        return self.repo.list(check_memory_query(query))
 
     def users(self) -> list[tuple[str, int]]:
         """(user_id, active memory count) for every user with memories."""
@@ -142,7 +176,7 @@ class MemoryEngine:
         return self.repo.history(check_memory_id(memory_id))
 
     def user_history(self, user_id: str, limit: int = 500) -> list[HistoryEntry]:
-        return self.repo.history_for_user(check_user_id(user_id), limit=limit)
+        return self.repo.history_for_user(check_user_id(user_id), limit=check_limit(limit))
 
     # ---- edit -----------------------------------------------------------------------------
     def update(
@@ -182,7 +216,7 @@ class MemoryEngine:
             except ValueError as exc:
                 raise ValidationError(f"unknown memory type {memory_type!r}") from exc
         if expires_at is not _UNSET:
-            fields["expires_at"] = as_utc(expires_at) if expires_at is not None else None
+            fields["expires_at"] = check_datetime(expires_at, "expires_at")
         if set(fields) == {"updated_at"}:
             return before
         active = before.status is MemoryStatus.ACTIVE
@@ -312,13 +346,19 @@ class MemoryEngine:
     # ---- messages (provenance) ------------------------------------------------------------
     def record_message(self, *, message_id: str, user_id: str, session_id: str, role: str, content: str,
                        at: datetime | None = None) -> None:
-        self.repo.add_message(message_id=check_memory_id(message_id), user_id=check_user_id(user_id),
-                              session_id=session_id, role=role,
+        """Store one chat message (provenance). ``role`` is "user" or "assistant"."""
+        session = check_session_id(session_id)
+        if session is None:
+            raise ValidationError("session_id is required for a message")
+        self.repo.add_message(message_id=check_memory_id(message_id), user_id=check_user_id(user_id, new=True),
+                              session_id=session, role=check_role(role),
                               content=redact(clean_text(content, self.settings.max_input_chars)).text,
-                              at=as_utc(at) if at else self.clock.now())
+                              at=check_datetime(at, "at") or self.clock.now())
 
     def messages(self, message_ids: Sequence[str]) -> list[dict[str, Any]]:
-        return self.repo.messages(message_ids)
+        if isinstance(message_ids, (str, bytes)) or not isinstance(message_ids, Sequence):
+            raise ValidationError(f"message_ids must be a list of ids, got {type(message_ids).__name__}")
+        return self.repo.messages([m for m in message_ids if isinstance(m, str)])
 
     # ---- repair ---------------------------------------------------------------------------
     def reconcile(self, user_id: str | None = None) -> ReconcileReport:
@@ -397,7 +437,7 @@ class MemoryEngine:
 
     # ---- operations -----------------------------------------------------------------------
     def job_runs(self, job: str | None = None, limit: int = 100) -> list[JobRun]:
-        return self.repo.job_runs(job, limit)
+        return self.repo.job_runs(job, check_limit(limit))
 
     def health(self) -> dict[str, Any]:
         """What is up, for the UI and the compose health check. Never raises."""
@@ -469,6 +509,7 @@ def open_memory(
     vectors = vectors or open_vector_store(settings, embedder.dim)
     return MemoryEngine(
         settings=settings, repo=repo, vectors=vectors, embedder=embedder,
-        llm=llm or build_llm(settings), cache=cache or open_cache(settings.redis_url, settings.cache_ttl_s),
+        llm=llm or build_llm(settings), cache=cache or open_cache(settings.redis_url, settings.cache_ttl_s,
+                                                    settings.resolved_cache_namespace),
         clock=clock, reranker=reranker if reranker is not None else load_reranker(settings.reranker_model or None),
     )

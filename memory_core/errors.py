@@ -23,3 +23,12 @@ class ModelLoadError(MemoryEngineError, RuntimeError):
 
 class BackendUnavailable(MemoryEngineError, RuntimeError):
     """A backing service (Milvus, Redis, the LLM endpoint) is down or timed out."""
+
+
+class RateLimited(ValidationError):
+    """A user wrote more than the per-user write limit allows; nothing was stored. A
+    ``ValidationError``, so every caller that shows bad input plainly shows this too."""
+
+    def __init__(self, message: str, retry_after_s: float) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s

@@ -108,6 +108,8 @@ class MemoryQuery:
     """Staff browsing: every field optional; ``text`` is a case-insensitive substring."""
 
     user_id: str | None = None
+    # Only users whose id starts with this (e.g. "demo:", so demo staff browses demo users only).
+    user_id_prefix: str | None = None
     memory_types: tuple[MemoryType, ...] = ()
     statuses: tuple[MemoryStatus, ...] = ()
     min_importance: int | None = None

@@ -155,7 +155,7 @@ class RetrievalPipeline:
             cached = self.cache.get(user_id, key, generation)
             if cached is not None:
                 response = _from_json(cached)
-                if response is not None:
+                if response is not None and self._hit_still_true(response, user_id, now, filters):
                     total = (time.perf_counter() - started) * 1000
                     timings = {stage: 0.0 for stage in STAGES} | {"total": total}
                     response = replace(response, cache_hit=True, timings_ms=timings)
@@ -223,6 +223,22 @@ class RetrievalPipeline:
             self.recorder.accessed([r.memory_id for r in results], now)
         self._record(user_id, response, now, options)
         return response
+
+    def _hit_still_true(self, response: SearchResponse, user_id: str, now: datetime,
+                        filters: SearchFilters) -> bool:
+        """A cached answer is served only if SQL still admits every memory in it, as an
+        uncached search's rows must be (owner, status, expiry, filters) and with the same text:
+        a cache shared with another deployment, or an entry that outlived a change, is a miss."""
+        if not response.results:
+            return True
+        rows = self.repo.get_many([r.memory_id for r in response.results])
+        for result in response.results:
+            row = rows.get(result.memory_id)
+            if (row is None or result.user_id != user_id or row.content != result.content
+                    or not self._admissible(row, user_id, now, filters, filters.time_range)):
+                log.info("cached result no longer matches the database; searching afresh")
+                return False
+        return True
 
     # ---- stages ---------------------------------------------------------------------------
     def _vector_filter(self, user_id: str, now: datetime, filters: SearchFilters,

@@ -25,9 +25,10 @@ from services.chat import (
     new_session_id,
 )
 from services.demo_data import DEMO_USERS, seed_demo
-from ui.common import engine_or_stop, require_principal
+from ui.common import engine_or_stop, friendly_errors, require_principal
 
 st.set_page_config(page_title="Chat · Long-term memory", page_icon="💬", layout="wide")
+friendly_errors()  # no traceback is ever shown: a reference id, and the traceback in the log
 principal = require_principal()
 settings = runtime.app_settings()
 engine = engine_or_stop()

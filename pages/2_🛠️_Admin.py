@@ -10,10 +10,13 @@ import pandas as pd
 import streamlit as st
 
 from services import admin
+from services.safe_text import md_code, md_escape as md
+from services.safe_text import neutralise_frame
 from services.scheduler import JOB_LABELS
-from ui.common import database_or_stop, engine_or_stop, require_principal
+from ui.common import database_or_stop, engine_or_stop, friendly_errors, require_principal
 
 st.set_page_config(page_title="Admin · Long-term memory", page_icon="🛠️", layout="wide")
+friendly_errors()  # no traceback is ever shown: a reference id, and the traceback in the log
 principal = require_principal()
 if not principal.is_staff:
     st.error("🚫 This page is for support staff only. You are signed in as an end user.")
@@ -23,13 +26,21 @@ database_or_stop(engine)
 state = st.session_state
 
 st.title("🛠️ Admin")
-st.caption(f"Signed in as **{principal.display_name}** — every change is recorded in the history as "
-           f"`{principal.actor}`.")
+st.caption(f"Signed in as **{md(principal.display_name)}** — every change is recorded in the history as "
+           f"{md_code(principal.actor)}.")
+if principal.via == "demo":
+    st.info("🧪 Demo staff: you see and act on demo users only.")
 
 TYPES = ["declarative", "episodic", "procedural"]
 STATUSES = ["active", "expired", "superseded", "archived", "deleted"]
 SORTS = {"created_at": "created", "updated_at": "updated", "importance": "importance",
          "access_count": "times used", "user_id": "user", "expires_at": "expires"}
+
+
+def table(rows: Any, **kwargs: Any) -> None:
+    """A dataframe of user text: cells that a spreadsheet would run as formulas are quoted, since
+    the table's own "Download as CSV" writes what it shows."""
+    st.dataframe(neutralise_frame(pd.DataFrame(rows, columns=kwargs.pop("columns", None))), **kwargs)
 
 
 def fmt(value: Any) -> str:
@@ -72,10 +83,10 @@ with tab_browse:
         st.info("No memories match these filters." if user_list else
                 "No memories stored yet. Chat, load the demo data on the home page, or import a file.")
     else:
-        st.dataframe(pd.DataFrame([{
+        table([{
             "created": fmt(r.created_at), "user": r.user_id, "memory": r.content, "type": r.memory_type.value,
             "importance": r.importance, "status": r.status.value, "expires": fmt(r.expires_at) or "never",
-            "used": r.access_count, "id": r.memory_id} for r in page.items]),
+            "used": r.access_count, "id": r.memory_id} for r in page.items],
             hide_index=True, width="stretch")
         p1, p2, p3 = st.columns([1, 2, 1])
         if p1.button("◀ Previous", disabled=page_no == 0, key="admin_prev"):
@@ -92,7 +103,7 @@ with tab_browse:
         record = admin.get_memory(principal, engine, selected)
         st.subheader("Memory")
         told = admin.told_time_label(record)
-        st.caption(f"`{record.memory_id}` · user **{record.user_id}** · status **{record.status.value}** · "
+        st.caption(f"`{record.memory_id}` · user **{md(record.user_id)}** · status **{record.status.value}** · "
                    f"created {fmt(record.created_at)} · updated {fmt(record.updated_at)}"
                    + (f" · tells of {told}" if told else ""))
         with st.form(f"admin_edit_{record.memory_id}"):
@@ -121,7 +132,7 @@ with tab_browse:
                 st.toast("Saved; the memory was re-indexed.")
                 st.rerun()
             except Exception as exc:
-                st.error(f"Could not save: {exc}")
+                st.error(f"Could not save: {md(exc)}")
 
         a1, a2, a3 = st.columns(3)
         if record.status.value == "active":
@@ -142,22 +153,23 @@ with tab_browse:
             st.markdown("**History**")
             for entry in admin.history(principal, engine, record.memory_id):
                 changes = admin.diff(entry.before, entry.after)
-                st.markdown(f"`{fmt(entry.at)}` **{entry.action}** by `{entry.actor}`"
-                            + (f" — {entry.note}" if entry.note else ""))
+                st.markdown(f"`{fmt(entry.at)}` **{md(entry.action)}** by {md_code(entry.actor)}"
+                            + (f" — {md(entry.note)}" if entry.note else ""))
                 if changes and entry.action not in ("create",):
-                    st.dataframe(pd.DataFrame([{"field": c.field, "before": fmt(c.before), "after": fmt(c.after)}
-                                               for c in changes]), hide_index=True, width="stretch")
+                    table([{"field": c.field, "before": fmt(c.before), "after": fmt(c.after)} for c in changes],
+                          hide_index=True, width="stretch")
         with p_col:
             st.markdown("**Provenance** (the messages it came from)")
             sources = admin.provenance(principal, engine, record.memory_id)
             if not sources:
                 st.caption("No source message recorded (imported, seeded without messages, or erased).")
-            for message in sources:
-                st.markdown(f"`{fmt(message['created_at'])}` *{message['role']}* in session "
-                            f"`{message['session_id']}`  \n> {message['content']}")
+            for message in sources:  # the user's words: shown as plain text, never as Markdown
+                st.caption(f"{fmt(message['created_at'])} · {md(message['role'])} in session "
+                           f"{md_code(message['session_id'])}")
+                st.text(message["content"])
             if record.context:
                 st.markdown("**Answered** (indexed with the memory, not part of it)")
-                st.caption(record.context)
+                st.text(record.context)
 
 # ---- users: merges, erasure, export --------------------------------------------------------------------
 with tab_users:
@@ -165,7 +177,7 @@ with tab_users:
     if not user_list:
         st.info("No users with memories yet.")
     else:
-        st.dataframe(pd.DataFrame(user_list, columns=["user", "active memories"]), hide_index=True)
+        table(user_list, columns=["user", "active memories"], hide_index=True)
         target = st.selectbox("User", [u for u, _ in user_list], key="admin_user_target")
         st.markdown("#### Merge redundant memories")
         if st.button("Preview merges", key="admin_merge_preview"):
@@ -174,59 +186,64 @@ with tab_users:
         if plan_entry and plan_entry[0] == target:
             plan = plan_entry[1]
             (st.info if plan.available else st.warning)(plan.message)
-            for proposal in plan.proposals:
-                st.markdown(f"**→ {getattr(proposal, 'merged_text', '')}**  \n"
-                            + "  \n".join(f"- {plan.contents.get(mid, mid)}" for mid in getattr(proposal, "memory_ids", []))
-                            + (f"  \n*{proposal.reason}*" if getattr(proposal, "reason", "") else ""))
+            for proposal in plan.proposals:  # memory text as plain text, never as Markdown
+                st.text("→ " + str(getattr(proposal, "merged_text", ""))
+                        + "".join(f"\n  - {plan.contents.get(mid, mid)}" for mid in getattr(proposal, "memory_ids", [])))
+                if getattr(proposal, "reason", ""):
+                    st.caption(md(proposal.reason))
             if plan.available and plan.proposals and st.button("Apply these merges", key="admin_merge_apply"):
                 outcome = admin.merge_apply(principal, engine, plan.proposals)
                 state.pop("admin_merge_plan", None)  # applied or stale: either way preview again
                 if outcome.applied:
                     st.success(f"Applied {len(outcome.applied)} merge(s).")
                 for failure in outcome.failed:
-                    st.warning(f"Not merged — {getattr(failure.proposal, 'merged_text', '') or 'a proposal'}: "
-                               f"{failure.reason}")
+                    st.warning(f"Not merged — {md(getattr(failure.proposal, 'merged_text', '') or 'a proposal')}: "
+                               f"{md(failure.reason)}")
                 if outcome.failed:
                     st.info("Preview again to see what can still be merged.")
 
         st.markdown("#### Recent history of this user")
         entries = admin.user_history(principal, engine, target, limit=50)
-        st.dataframe(pd.DataFrame([{"at": fmt(e.at), "action": e.action, "actor": e.actor, "memory": e.memory_id,
-                                    "note": e.note} for e in entries]), hide_index=True, width="stretch")
+        table([{"at": fmt(e.at), "action": e.action, "actor": e.actor, "memory": e.memory_id, "note": e.note}
+               for e in entries], hide_index=True, width="stretch")
 
         st.markdown("#### Erasure request")
-        st.warning(f"Hard-deletes every memory and message of **{target}** and erases their content from the "
+        st.warning(f"Hard-deletes every memory and message of **{md(target)}** and erases their content from the "
                    "history. This cannot be undone.")
         typed = st.text_input("Type the user id to confirm", key="admin_erase_confirm")
         if st.button("Erase all of this user's data", key="admin_erase", disabled=typed != target):
             removed = admin.erase_user(principal, engine, target, typed)
-            st.success(f"Erased {removed} memories of {target}.")
+            st.success(f"Erased {removed} memories of {md(target)}.")
 
 # ---- maintenance and scheduler -------------------------------------------------------------------------
 with tab_ops:
-    m1, m2 = st.columns(2)
-    if m1.button("Run expiry cleanup now", key="admin_run_expiry"):
-        outcome = admin.run_expiry(principal, engine)
-        (st.success if outcome.outcome == "ok" else st.warning)(f"Expiry: {outcome.outcome} {outcome.counts} {outcome.detail}")
-    if m2.button("Run reconcile now", key="admin_run_reconcile"):
-        with st.spinner("Reconciling SQL and Milvus…"):
-            outcome = admin.run_reconcile(principal, engine)
-        (st.success if outcome.outcome == "ok" else st.warning)(f"Reconcile: {outcome.outcome} {outcome.counts} {outcome.detail}")
-    status = admin.scheduler_status(principal, engine)
-    st.markdown("#### Scheduled jobs")
-    if status["running"]:
-        st.dataframe(pd.DataFrame([{"job": JOB_LABELS.get(j.job, j.job), "next run": fmt(j.next_run),
-                                    "trigger": j.trigger} for j in status["jobs"]]), hide_index=True,
-                     width="stretch")
+    if principal.via == "demo":  # refused in services.admin too: these jobs touch every user
+        st.info("Demo staff sees and acts on demo users only, so the maintenance jobs (which run over every "
+                "user) are not available here.")
     else:
-        st.warning("The scheduler is not running in this process (SCHEDULER_ENABLED=false, or it failed to start).")
-    st.markdown("#### Last runs")
-    if status["runs"]:
-        st.dataframe(pd.DataFrame([{"job": r.job, "started": fmt(r.started_at), "finished": fmt(r.finished_at),
-                                    "outcome": r.outcome, "counts": str(r.counts), "detail": r.detail}
-                                   for r in status["runs"]]), hide_index=True, width="stretch")
-    else:
-        st.caption("No job has run yet.")
+        m1, m2 = st.columns(2)
+        if m1.button("Run expiry cleanup now", key="admin_run_expiry"):
+            outcome = admin.run_expiry(principal, engine)
+            (st.success if outcome.outcome == "ok" else st.warning)(f"Expiry: {outcome.outcome} {md(outcome.counts)} {md(outcome.detail)}")
+        if m2.button("Run reconcile now", key="admin_run_reconcile"):
+            with st.spinner("Reconciling SQL and Milvus…"):
+                outcome = admin.run_reconcile(principal, engine)
+            (st.success if outcome.outcome == "ok" else st.warning)(f"Reconcile: {outcome.outcome} {md(outcome.counts)} {md(outcome.detail)}")
+        status = admin.scheduler_status(principal, engine)
+        st.markdown("#### Scheduled jobs")
+        if status["running"]:
+            st.dataframe(pd.DataFrame([{"job": JOB_LABELS.get(j.job, j.job), "next run": fmt(j.next_run),
+                                        "trigger": j.trigger} for j in status["jobs"]]), hide_index=True,
+                         width="stretch")
+        else:
+            st.warning("The scheduler is not running in this process (SCHEDULER_ENABLED=false, or it failed to start).")
+        st.markdown("#### Last runs")
+        if status["runs"]:
+            table([{"job": r.job, "started": fmt(r.started_at), "finished": fmt(r.finished_at),
+                    "outcome": r.outcome, "counts": str(r.counts), "detail": r.detail}
+                   for r in status["runs"]], hide_index=True, width="stretch")
+        else:
+            st.caption("No job has run yet.")
 
 # ---- import / export ---------------------------------------------------------------------------------------
 with tab_io:
@@ -238,7 +255,7 @@ with tab_io:
         try:
             rows, errors = admin.parse_import(upload.getvalue(), upload.name, engine.settings.max_input_chars)
         except admin.ValidationError as exc:  # not UTF-8: nothing was read
-            st.error(f"Could not import {upload.name}: {exc}")
+            st.error(f"Could not import {md(upload.name)}: {md(exc)}")
         else:
             bar = st.progress(0.0, text=f"Importing {len(rows)} rows…")
             report = admin.import_rows(principal, engine, rows,
@@ -248,7 +265,7 @@ with tab_io:
                        f"{report.deduplicated} merged into existing ones."
                        + (" Some rows were not imported, see below." if all_errors else ""))
             for error in all_errors[:20]:
-                st.warning(error)
+                st.warning(md(error))
             if len(all_errors) > 20:
                 st.caption(f"…and {len(all_errors) - 20} more.")
     st.markdown("#### Export a user's memories")

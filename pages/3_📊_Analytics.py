@@ -5,9 +5,10 @@ from __future__ import annotations
 import streamlit as st
 
 from services import analytics
-from ui.common import database_or_stop, engine_or_stop, require_principal
+from ui.common import database_or_stop, engine_or_stop, friendly_errors, require_principal
 
 st.set_page_config(page_title="Analytics · Long-term memory", page_icon="📊", layout="wide")
+friendly_errors()  # no traceback is ever shown: a reference id, and the traceback in the log
 principal = require_principal()
 if not principal.can_view_analytics:
     st.error("🚫 Analytics is for support staff and analysts.")

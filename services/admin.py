@@ -2,6 +2,10 @@
 anyone who is not staff (``PermissionError``), whatever the page did: the page check is for
 the person, this one is the rule. Every change goes through the engine with the staff
 member's name as the actor, so it lands in the history table.
+
+Demo staff (a demo identity anyone may pick in demo mode) is held to the demo namespace here,
+not only on the page: it sees and acts on demo users (``demo:...``) only, a memory of anyone
+else reads as not found, and the jobs that touch every user are refused.
 """
 from __future__ import annotations
 
@@ -15,10 +19,11 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 from memory_core import maintenance
 from memory_core.config import Settings
-from memory_core.errors import ValidationError
+from memory_core.errors import NotFoundError, ValidationError
 from memory_core.validation import check_user_id, clean_text
 from services import scheduler as sched
-from services.auth import Principal
+from services.auth import DEMO_PREFIX, Principal, is_demo_id
+from services.safe_text import neutralise_json, restore_cell
 
 if TYPE_CHECKING:
     from memory_core import HistoryEntry, MemoryEngine, MemoryRecord, Page
@@ -32,6 +37,36 @@ def require_staff(principal: Principal | None) -> Principal:
     if principal is None or not isinstance(principal, Principal) or not principal.is_staff:
         raise PermissionError("support staff only")
     return principal
+
+
+def _demo_only(principal: Principal) -> bool:
+    return principal.via == "demo"
+
+
+def require_user_in_scope(principal: Principal, user_id: str) -> str:
+    """Staff may act on any user; demo staff on demo users only (PermissionError otherwise)."""
+    require_staff(principal)
+    if _demo_only(principal) and not (isinstance(user_id, str) and is_demo_id(user_id)):
+        raise PermissionError(f"demo staff can only see and act on demo users ({DEMO_PREFIX}...)")
+    return user_id
+
+
+def _owner_in_scope(principal: Principal, engine: "MemoryEngine", memory_id: str) -> str | None:
+    """For demo staff, the owner of ``memory_id`` when it is a demo user; a memory of anyone
+    else reads as not found (its existence is not confirmed). None (no restriction) for staff."""
+    require_staff(principal)
+    if not _demo_only(principal):
+        return None
+    record = engine.get(memory_id)
+    if not is_demo_id(record.user_id):
+        raise NotFoundError(f"memory {memory_id!r} not found")
+    return record.user_id
+
+
+def _refuse_demo(principal: Principal, what: str) -> None:
+    require_staff(principal)
+    if _demo_only(principal):
+        raise PermissionError(f"demo staff cannot {what}: it touches every user, not only demo users")
 
 
 # ---- browse -------------------------------------------------------------------------------------
@@ -56,8 +91,11 @@ def browse(principal: Principal, engine: "MemoryEngine", filters: BrowseFilters)
     from memory_core import MemoryQuery, MemoryStatus, MemoryType
 
     require_staff(principal)
+    if filters.user_id:
+        require_user_in_scope(principal, filters.user_id)
     query = MemoryQuery(
         user_id=filters.user_id or None,
+        user_id_prefix=DEMO_PREFIX if _demo_only(principal) else None,
         memory_types=tuple(MemoryType(t) for t in filters.memory_types),
         statuses=tuple(MemoryStatus(s) for s in filters.statuses),
         min_importance=filters.min_importance,
@@ -80,12 +118,12 @@ def day_start(day: Any) -> datetime:
 
 def users(principal: Principal, engine: "MemoryEngine") -> list[tuple[str, int]]:
     require_staff(principal)
-    return engine.users()
+    found = engine.users()
+    return [(u, n) for u, n in found if is_demo_id(u)] if _demo_only(principal) else found
 
 
 def get_memory(principal: Principal, engine: "MemoryEngine", memory_id: str) -> "MemoryRecord":
-    require_staff(principal)
-    return engine.get(memory_id)
+    return engine.get(memory_id, _owner_in_scope(principal, engine, memory_id))
 
 
 # ---- edit ---------------------------------------------------------------------------------------
@@ -106,8 +144,8 @@ def edit_memory(principal: Principal, engine: "MemoryEngine", memory_id: str, *,
                 importance: int | None = None, memory_type: str | None = None,
                 expires_at: datetime | None | Any = _KEEP, note: str = "") -> "MemoryRecord":
     """Edit fields of a memory; unchanged fields are left alone. Content edits are re-embedded."""
-    require_staff(principal)
-    before = engine.get(memory_id)
+    owner = _owner_in_scope(principal, engine, memory_id)
+    before = engine.get(memory_id, owner)
     kwargs: dict[str, Any] = {}
     if content is not None and content.strip() != before.content:
         kwargs["content"] = content
@@ -119,7 +157,7 @@ def edit_memory(principal: Principal, engine: "MemoryEngine", memory_id: str, *,
         kwargs["expires_at"] = expires_at
     if not kwargs:
         return before
-    return engine.update(memory_id, actor=principal.actor, note=note or "edited by staff", **kwargs)
+    return engine.update(memory_id, actor=principal.actor, note=note or "edited by staff", user_id=owner, **kwargs)
 
 
 def _same_expiry(new: datetime | None, current: datetime | None) -> bool:
@@ -137,23 +175,23 @@ def _same_expiry(new: datetime | None, current: datetime | None) -> bool:
 
 
 def expire_memory(principal: Principal, engine: "MemoryEngine", memory_id: str) -> "MemoryRecord":
-    require_staff(principal)
-    return engine.expire(memory_id, actor=principal.actor, note="expired by staff")
+    owner = _owner_in_scope(principal, engine, memory_id)
+    return engine.expire(memory_id, actor=principal.actor, user_id=owner, note="expired by staff")
 
 
 def restore_memory(principal: Principal, engine: "MemoryEngine", memory_id: str) -> "MemoryRecord":
-    require_staff(principal)
-    return engine.restore(memory_id, actor=principal.actor, note="restored by staff")
+    owner = _owner_in_scope(principal, engine, memory_id)
+    return engine.restore(memory_id, actor=principal.actor, user_id=owner, note="restored by staff")
 
 
 def delete_memory(principal: Principal, engine: "MemoryEngine", memory_id: str) -> None:
-    require_staff(principal)
-    engine.delete(memory_id, actor=principal.actor, note="deleted by staff")
+    owner = _owner_in_scope(principal, engine, memory_id)
+    engine.delete(memory_id, actor=principal.actor, user_id=owner, note="deleted by staff")
 
 
 def erase_user(principal: Principal, engine: "MemoryEngine", user_id: str, confirm: str) -> int:
     """Hard-delete everything of ``user_id`` (an erasure request). ``confirm`` must repeat the id."""
-    require_staff(principal)
+    require_user_in_scope(principal, user_id)
     if confirm != user_id:
         raise ValueError("type the user id exactly to confirm the erasure")
     return engine.delete_user(user_id, actor=principal.actor)
@@ -175,20 +213,21 @@ def diff(before: dict[str, Any] | None, after: dict[str, Any] | None) -> list[Fi
 
 
 def history(principal: Principal, engine: "MemoryEngine", memory_id: str) -> list["HistoryEntry"]:
-    require_staff(principal)
-    return engine.history(memory_id)
+    owner = _owner_in_scope(principal, engine, memory_id)
+    entries = engine.history(memory_id)
+    return entries if owner is None else [e for e in entries if e.user_id == owner]
 
 
 def user_history(principal: Principal, engine: "MemoryEngine", user_id: str, limit: int = 200) -> list["HistoryEntry"]:
-    require_staff(principal)
+    require_user_in_scope(principal, user_id)
     return engine.user_history(user_id, limit=limit)
 
 
 def provenance(principal: Principal, engine: "MemoryEngine", memory_id: str) -> list[dict[str, Any]]:
     """The chat messages a memory came from (its ``source`` ids)."""
-    require_staff(principal)
-    record = engine.get(memory_id)
-    return engine.messages(record.source)
+    record = engine.get(memory_id, _owner_in_scope(principal, engine, memory_id))
+    messages = engine.messages(record.source)
+    return [m for m in messages if m.get("user_id", record.user_id) == record.user_id]
 
 
 # ---- maintenance ------------------------------------------------------------------------------------
@@ -202,7 +241,7 @@ class MergePlan:
 
 def merge_preview(principal: Principal, engine: "MemoryEngine", user_id: str) -> MergePlan:
     """What a merge would do for ``user_id`` (nothing is changed)."""
-    require_staff(principal)
+    require_user_in_scope(principal, user_id)
     proposals = list(maintenance.plan_merges(engine, user_id))
     ids = [mid for p in proposals for mid in getattr(p, "memory_ids", [])]
     records = engine.repo.get_many(ids)
@@ -232,6 +271,10 @@ def merge_apply(principal: Principal, engine: "MemoryEngine", proposals: Sequenc
     failed: list[MergeFailure] = []
     for proposal in proposals:
         try:
+            if _demo_only(principal):
+                require_user_in_scope(principal, getattr(proposal, "user_id", ""))
+                for memory_id in getattr(proposal, "memory_ids", ()):
+                    _owner_in_scope(principal, engine, memory_id)
             applied.append(maintenance.apply_merge(engine, proposal, actor=principal.actor))
         except Exception as exc:  # reported per proposal; the others still apply
             failed.append(MergeFailure(proposal, str(exc) or type(exc).__name__))
@@ -240,19 +283,19 @@ def merge_apply(principal: Principal, engine: "MemoryEngine", proposals: Sequenc
 
 def run_expiry(principal: Principal, engine: "MemoryEngine") -> sched.RunOutcome:
     """Expiry cleanup now, logged like a scheduled run."""
-    require_staff(principal)
+    _refuse_demo(principal, "run the expiry job")
     return sched.run_job(engine, sched.JOB_EXPIRY, lambda: sched.expire_due(engine, actor=principal.actor),
                          actor=principal.actor)
 
 
 def run_reconcile(principal: Principal, engine: "MemoryEngine") -> sched.RunOutcome:
-    require_staff(principal)
+    _refuse_demo(principal, "run reconcile")
     return sched.run_job(engine, sched.JOB_RECONCILE, lambda: sched.reconcile(engine), actor=principal.actor)
 
 
 def scheduler_status(principal: Principal, engine: "MemoryEngine", limit: int = 30) -> dict[str, Any]:
     """The scheduled jobs with next run times, and the last runs with outcome and counts."""
-    require_staff(principal)
+    _refuse_demo(principal, "see the scheduler's runs")
     current = sched.current_scheduler()
     jobs = current.jobs() if current is not None and current.running else []
     return {"running": bool(jobs), "jobs": jobs, "runs": engine.job_runs(limit=limit)}
@@ -317,6 +360,8 @@ def _row(line: int, data: Any, max_chars: int) -> ImportRow:
     number here instead of making the engine refuse the whole batch it is written in."""
     if not isinstance(data, dict):
         raise ValidationError(f"expected a JSON object, got {type(data).__name__}")
+    # Our own export quotes formula-looking text (services.safe_text): undo exactly that.
+    data = {key: restore_cell(value) for key, value in data.items()}
     raw_user = data.get("user_id")
     if raw_user is None or (isinstance(raw_user, int) and not isinstance(raw_user, bool)):
         raw_user = "" if raw_user is None else str(raw_user)  # missing reads "is empty"; 7 is "7"
@@ -442,6 +487,8 @@ def import_rows(principal: Principal, engine: "MemoryEngine", rows: Sequence[Imp
         batch: list[ImportRow] = []
         for row in rows[start:start + batch_size]:
             problem = _row_problem(row, engine.settings.max_input_chars)
+            if problem is None and _demo_only(principal) and not is_demo_id(row.user_id):
+                problem = f"demo staff can import for demo users ({DEMO_PREFIX}...) only"
             if problem is None:
                 batch.append(row)
             else:
@@ -470,9 +517,9 @@ def import_rows(principal: Principal, engine: "MemoryEngine", rows: Sequence[Imp
 
 def export_user_jsonl(principal: Principal, engine: "MemoryEngine", user_id: str) -> Iterator[str]:
     """Every memory of one user (all statuses) as JSON lines, page by page. The user id is
-    checked first: an empty one would mean "no filter" to the engine and export everyone."""
-    require_staff(principal)
-    check_user_id(user_id)
+    checked first: an empty one would mean "no filter" to the engine and export everyone.
+    Text that a spreadsheet would run as a formula starts with an apostrophe."""
+    require_user_in_scope(principal, check_user_id(user_id))
     return _export_pages(engine, user_id)
 
 
@@ -484,7 +531,9 @@ def _export_pages(engine: "MemoryEngine", user_id: str) -> Iterator[str]:
         page = engine.list_memories(MemoryQuery(user_id=user_id, sort_by="created_at", descending=False,
                                                 offset=offset, limit=500))
         for record in page.items:
-            yield json.dumps(record_to_json(record), ensure_ascii=False) + "\n"
+            # Formula-looking text gets a leading apostrophe (a spreadsheet opening a conversion
+            # of this file must not run it); import_rows takes exactly that apostrophe off again.
+            yield json.dumps(neutralise_json(record_to_json(record)), ensure_ascii=False) + "\n"
         offset += len(page.items)
         if not page.items or offset >= page.total:
             break

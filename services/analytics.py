@@ -21,7 +21,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 from sqlalchemy import func, select
 
-from services.auth import Principal
+from services.auth import DEMO_PREFIX, Principal
 
 if TYPE_CHECKING:
     from memory_core import MemoryEngine
@@ -51,21 +51,28 @@ def _frame(engine: "MemoryEngine", stmt: Any, columns: list[str]) -> pd.DataFram
     return pd.DataFrame([tuple(r) for r in rows], columns=columns)
 
 
-def _importance_frame(engine: "MemoryEngine") -> pd.DataFrame:
+def _scope(stmt: Any, demo_only: bool) -> Any:
+    """Demo staff sees demo users only, here as on Admin (services.admin)."""
+    from memory_core.storage.schema import MemoryRow
+
+    return stmt.where(MemoryRow.user_id.startswith(DEMO_PREFIX, autoescape=True)) if demo_only else stmt
+
+
+def _importance_frame(engine: "MemoryEngine", demo_only: bool = False) -> pd.DataFrame:
     """Active memories counted by user, type and importance."""
     from memory_core.storage.schema import MemoryRow
 
     stmt = (select(MemoryRow.user_id, MemoryRow.memory_type, MemoryRow.importance, func.count())
             .where(MemoryRow.status == "active")
             .group_by(MemoryRow.user_id, MemoryRow.memory_type, MemoryRow.importance))
-    return _frame(engine, stmt, ["user_id", "memory_type", "importance", "count"])
+    return _frame(engine, _scope(stmt, demo_only), ["user_id", "memory_type", "importance", "count"])
 
 
-def _status_by_user_frame(engine: "MemoryEngine") -> pd.DataFrame:
+def _status_by_user_frame(engine: "MemoryEngine", demo_only: bool = False) -> pd.DataFrame:
     from memory_core.storage.schema import MemoryRow
 
     stmt = select(MemoryRow.user_id, MemoryRow.status, func.count()).group_by(MemoryRow.user_id, MemoryRow.status)
-    return _frame(engine, stmt, ["user_id", "status", "count"])
+    return _frame(engine, _scope(stmt, demo_only), ["user_id", "status", "count"])
 
 
 def _growth_frame(engine: "MemoryEngine") -> pd.DataFrame:
@@ -134,9 +141,9 @@ def _job_runs_frame(engine: "MemoryEngine", limit: int = 2000) -> pd.DataFrame:
                                                             if r.finished_at else None)} for r in runs])
 
 
-def _summary(engine: "MemoryEngine") -> dict[str, Any]:
+def _summary(engine: "MemoryEngine", demo_only: bool = False) -> dict[str, Any]:
     """Headline numbers: memories, users, searches, cache hit rate, p95 latency."""
-    status = _status_by_user_frame(engine)
+    status = _status_by_user_frame(engine, demo_only)
     metrics = _metrics_frame(engine)
     return {
         "memories_active": int(status.loc[status["status"] == "active", "count"].sum()) if not status.empty else 0,
@@ -148,13 +155,13 @@ def _summary(engine: "MemoryEngine") -> dict[str, Any]:
     }
 
 
-def _charts(engine: "MemoryEngine") -> list[Chart]:
+def _charts(engine: "MemoryEngine", demo_only: bool = False) -> list[Chart]:
     """Every chart of the analytics page, in page order."""
     out: list[Chart] = []
     no_memories = "No memories yet: chat on the Chat page, load the demo data, or import memories on Admin."
     no_searches = "No searches recorded yet: every chat turn records its retrieval timings here."
 
-    imp = _importance_frame(engine)
+    imp = _importance_frame(engine, demo_only)
     if imp.empty:
         out += [Chart("importance_type", "Importance by memory type", None, no_memories),
                 Chart("importance_user", "Importance by user", None, no_memories)]
@@ -170,7 +177,7 @@ def _charts(engine: "MemoryEngine") -> list[Chart]:
                                 labels={"count": "active memories", "user_id": "user"},
                                 category_orders={"importance": ["1", "2", "3", "4", "5"]})))
 
-    status = _status_by_user_frame(engine)
+    status = _status_by_user_frame(engine, demo_only)
     if status.empty:
         out.append(Chart("per_user", "Memories per user", None, no_memories))
     else:
@@ -232,25 +239,25 @@ def _charts(engine: "MemoryEngine") -> list[Chart]:
 def summary(principal: Principal, engine: "MemoryEngine") -> dict[str, Any]:
     """Headline numbers: memories, users, searches, cache hit rate, p95 latency."""
     require_analytics(principal)
-    return _summary(engine)
+    return _summary(engine, principal.via == "demo")
 
 
 def charts(principal: Principal, engine: "MemoryEngine") -> list[Chart]:
     """Every chart of the analytics page, in page order."""
     require_analytics(principal)
-    return _charts(engine)
+    return _charts(engine, principal.via == "demo")
 
 
 def importance_frame(principal: Principal, engine: "MemoryEngine") -> pd.DataFrame:
     """Active memories counted by user, type and importance."""
     require_analytics(principal)
-    return _importance_frame(engine)
+    return _importance_frame(engine, principal.via == "demo")
 
 
 def status_by_user_frame(principal: Principal, engine: "MemoryEngine") -> pd.DataFrame:
     """Memories counted by user and status."""
     require_analytics(principal)
-    return _status_by_user_frame(engine)
+    return _status_by_user_frame(engine, principal.via == "demo")
 
 
 def growth_frame(principal: Principal, engine: "MemoryEngine") -> pd.DataFrame:
@@ -262,7 +269,10 @@ def growth_frame(principal: Principal, engine: "MemoryEngine") -> pd.DataFrame:
 def metrics_frame(principal: Principal, engine: "MemoryEngine", since: datetime | None = None) -> pd.DataFrame:
     """The recorded retrieval timings (one row per search)."""
     require_analytics(principal)
-    return _metrics_frame(engine, since)
+    frame = _metrics_frame(engine, since)
+    if principal.via == "demo" and "user_id" in frame:
+        frame = frame[frame["user_id"].astype(str).str.startswith(DEMO_PREFIX)]
+    return frame
 
 
 def job_runs_frame(principal: Principal, engine: "MemoryEngine", limit: int = 2000) -> pd.DataFrame:

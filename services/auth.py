@@ -1,5 +1,5 @@
-"""Sign-in: operator-configured accounts with salted scrypt hashes, failed-login throttling,
-demo principals, and the principal type every staff check takes.
+"""Sign-in: operator-configured accounts with salted scrypt hashes, failed-login throttling
+(``services.throttle``), demo principals, and the principal type every staff check takes.
 
 Accounts come from a JSON file (``data/accounts.json`` by default) and/or the ``ACCOUNTS_JSON``
 environment variable, in the form::
@@ -17,17 +17,15 @@ import base64
 import getpass
 import hashlib
 import hmac
-import itertools
 import json
 import os
 import secrets
 import sys
-import threading
-import time
-from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Literal
+from typing import Any, Iterable, Literal
+
+from services.throttle import LoginThrottle  # re-exported: callers import it from here
 
 # staff: support staff (admin and analytics); analyst: stakeholders (analytics only); user: chat.
 Role = Literal["staff", "analyst", "user"]
@@ -143,9 +141,13 @@ def parse_accounts(data: Any) -> dict[str, Account]:
         if not username or role not in ROLES or not password_hash.startswith(("scrypt$", "pbkdf2_sha256$")):
             raise ValueError(f"account #{index} ({username or 'no username'}) needs a username, "
                              f"a role of {ROLES} and a scrypt/pbkdf2 password_hash")
+        user_id = str(entry.get("user_id") or username)
+        if is_demo_id(username) or is_demo_id(user_id):
+            raise ValueError(f"account #{index} ({username}): names and user ids starting with "
+                             f"{DEMO_PREFIX!r} are reserved for demo identities")
         accounts[username.lower()] = Account(
             username=username, display_name=str(entry.get("display_name") or username), role=role,
-            user_id=str(entry.get("user_id") or username), password_hash=password_hash,
+            user_id=user_id, password_hash=password_hash,
         )
     return accounts
 
@@ -162,13 +164,16 @@ def load_accounts(path: Path | None, inline_json: str = "") -> dict[str, Account
 
 def save_account(path: Path, username: str, password: str, role: Role, display_name: str = "",
                  user_id: str = "") -> None:
-    """Add or replace one account in the JSON file (written atomically, mode 0600)."""
+    """Add or replace one account in the JSON file (written atomically, mode 0600). Staff and
+    analyst passwords shorter than ``MIN_PRIVILEGED_PASSWORD`` are refused (ValueError)."""
+    check_password_strength(password, role)
     data: dict[str, Any] = {"accounts": []}
     if path.is_file():
         data = json.loads(path.read_text(encoding="utf-8"))
     entries = [e for e in data.get("accounts", []) if str(e.get("username", "")).lower() != username.lower()]
     entries.append({"username": username, "display_name": display_name or username, "role": role,
                     "user_id": user_id or username, "password_hash": hash_password(password)})
+    parse_accounts({"accounts": entries})  # the same checks as at sign-in (e.g. no demo ids)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps({"accounts": entries}, ensure_ascii=False, indent=2), encoding="utf-8")
@@ -176,70 +181,20 @@ def save_account(path: Path, username: str, password: str, role: Role, display_n
     tmp.replace(path)
 
 
-# ---- throttling -------------------------------------------------------------------------------
-class LoginThrottle:
-    """Failed-login limiter per username: after ``max_failures`` within ``window_s`` seconds the
-    name is locked for ``lockout_s`` seconds. Process-wide and thread-safe (Streamlit sessions
-    are threads of one process), so opening a new browser tab does not reset it."""
+# ---- password strength (throttling: services/throttle.py) ------------------------------------
 
-    # Names tried and failed are kept only while they matter (failures inside the window, or a
-    # lock not yet over): a run of guesses at made-up usernames must not grow memory for good.
-    # Beyond ``max_names`` the oldest failure windows go first; locks are never dropped early.
-    SWEEP_AT = 4096
+# Staff and analysts see every user's memories or numbers: their passwords must not be guessable
+# in the few tries a minute the throttle allows.
+MIN_PRIVILEGED_PASSWORD = 12
 
-    def __init__(self, max_failures: int = 5, window_s: float = 300, lockout_s: float = 300,
-                 clock: Callable[[], float] = time.monotonic, max_names: int = 100_000) -> None:
-        self.max_failures = max_failures
-        self.window_s = window_s
-        self.lockout_s = lockout_s
-        self.max_names = max_names
-        self._next_sweep = self.SWEEP_AT
-        self._clock = clock
-        self._failures: dict[str, deque[float]] = {}
-        self._locked_until: dict[str, float] = {}
-        self._lock = threading.Lock()
 
-    def retry_after(self, key: str) -> float:
-        """Seconds until ``key`` may try again (0 when it may now)."""
-        with self._lock:
-            return max(0.0, self._locked_until.get(key.lower(), 0.0) - self._clock())
-
-    def failed(self, key: str) -> None:
-        key = key.lower()
-        now = self._clock()
-        with self._lock:
-            window = self._failures.setdefault(key, deque())
-            window.append(now)
-            while window and window[0] < now - self.window_s:
-                window.popleft()
-            if len(window) >= self.max_failures:
-                self._locked_until[key] = now + self.lockout_s
-                window.clear()
-            if len(self._failures) + len(self._locked_until) > self._next_sweep:
-                self._sweep(now)
-                # Amortised: the next sweep waits until the state has doubled again.
-                self._next_sweep = max(self.SWEEP_AT, 2 * (len(self._failures) + len(self._locked_until)))
-
-    def _sweep(self, now: float) -> None:
-        """Forget names with no failure inside the window and no running lock (lock held)."""
-        for name in [n for n, w in self._failures.items() if not w or w[-1] < now - self.window_s]:
-            del self._failures[name]
-        for name in [n for n, until in self._locked_until.items() if until <= now]:
-            del self._locked_until[name]
-        excess = len(self._failures) - self.max_names // 2
-        if len(self._failures) > self.max_names and excess > 0:  # oldest first (insertion order)
-            for name in list(itertools.islice(self._failures, excess)):
-                del self._failures[name]
-
-    def tracked(self) -> int:
-        """How many names the throttle holds state for (for tests and the status panel)."""
-        with self._lock:
-            return len(self._failures) + len(self._locked_until)
-
-    def succeeded(self, key: str) -> None:
-        with self._lock:
-            self._failures.pop(key.lower(), None)
-            self._locked_until.pop(key.lower(), None)
+def check_password_strength(password: str, role: str) -> None:
+    """ValueError when ``password`` is too short for ``role`` (staff and analysts: 12 characters)."""
+    if not password:
+        raise ValueError("password is empty")
+    if role in ("staff", "analyst") and len(password) < MIN_PRIVILEGED_PASSWORD:
+        raise ValueError(f"a {role} password needs at least {MIN_PRIVILEGED_PASSWORD} characters "
+                         f"(this one has {len(password)})")
 
 
 @dataclass(frozen=True)
@@ -255,34 +210,75 @@ class Authenticator:
         self.accounts = accounts
         self.throttle = throttle
 
-    def login(self, username: str, password: str) -> LoginOutcome:
+    def login(self, username: str, password: str, client: str = "") -> LoginOutcome:
+        """``client`` tells visitors apart for the throttle (an IP address; "" when unknown)."""
         key = (username or "").strip().lower()
         if not key or not password:
             return LoginOutcome(None, "Enter a username and a password.")
-        wait = self.throttle.retry_after(key)
-        if wait > 0:
+        wait = self.throttle.retry_after(key, client)
+        if wait > 0:  # refused unchecked: a guess made while slowed down tells nothing
             return LoginOutcome(None, f"Too many failed sign-ins. Try again in {int(wait) + 1} s.")
         account = self.accounts.get(key)
         ok = verify_password(password, account.password_hash if account else _DUMMY_HASH) and account is not None
         if not ok:
-            self.throttle.failed(key)
+            self.throttle.failed(key, client)
             return LoginOutcome(None, "Wrong username or password.")
-        self.throttle.succeeded(key)
+        self.throttle.succeeded(key, client)
         return LoginOutcome(account.principal(), f"Signed in as {account.display_name}.")
 
 
 # ---- demo and OIDC principals -----------------------------------------------------------------
+# Demo identities live under their own user-id prefix, which no account or OIDC sign-in may
+# have (parse_accounts and oidc_principal refuse it): a real account named "alice" and the demo
+# user "demo:alice" are different users, and demo staff can be held to demo users only.
+DEMO_PREFIX = "demo:"
+DEMO_STAFF_ID = "demo:staff"
+
+
+def is_demo_id(value: str) -> bool:
+    """Whether a user id (or username) is in the demo namespace (case- and width-insensitive,
+    so "DEMO:x" or full-width letters cannot slip a real account into it)."""
+    import unicodedata
+
+    return unicodedata.normalize("NFKC", value).strip().casefold().startswith(DEMO_PREFIX)
+
+
 def demo_principals(users: Iterable[tuple[str, str]], include_staff: bool) -> list[Principal]:
-    """The demo sign-ins: one per demo user (``(user_id, display name)``), plus demo staff."""
-    out = [Principal(f"demo:{uid}", f"{name} (demo)", "user", uid, via="demo") for uid, name in users]
+    """The demo sign-ins: one per demo user (``(user_id, display name)``, ids in the demo
+    namespace), plus demo staff (which ``services.admin`` holds to demo users)."""
+    out = []
+    for uid, name in users:
+        if not is_demo_id(uid):
+            raise ValueError(f"demo user ids must start with {DEMO_PREFIX!r}, got {uid!r}")
+        out.append(Principal(uid, f"{name} (demo)", "user", uid, via="demo"))
     if include_staff:
-        out.append(Principal("demo-staff", "Demo support staff", "staff", "demo-staff", via="demo"))
+        out.append(Principal(DEMO_STAFF_ID, "Demo support staff", "staff", DEMO_STAFF_ID, via="demo"))
     return out
+
+
+def demo_available(demo_mode: bool, accounts_configured: bool, oidc_configured: bool) -> bool:
+    """Demo sign-ins are offered only when the operator asked for them and configured no real
+    sign-in: with accounts or OIDC, anyone picking "demo staff" would be staff over real users."""
+    return demo_mode and not accounts_configured and not oidc_configured
+
+
+def accounts_configured(path: Path | None, inline_json: str = "") -> bool:
+    """Whether any password account is configured. An unreadable or invalid accounts
+    configuration counts as configured: the operator meant to have accounts, so the demo must
+    not open because of a typo (fail closed)."""
+    if inline_json.strip():
+        return True
+    try:
+        return bool(load_accounts(path))
+    except (OSError, ValueError):
+        return True
 
 
 def oidc_principal(email: str, name: str, staff_emails: Iterable[str]) -> Principal:
     """A principal for someone signed in through the operator's identity provider."""
     email = email.strip().lower()
+    if is_demo_id(email):
+        raise ValueError("this identity is in the demo namespace, which no real sign-in may use")
     role: Role = "staff" if email in {e.lower() for e in staff_emails} else "user"
     return Principal(username=email, display_name=name or email, role=role, user_id=email, via="oidc")
 
@@ -304,10 +300,17 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     password = os.environ.get("NEW_PASSWORD") or getpass.getpass("Password: ")
     if args.command == "hash":
+        if len(password) < MIN_PRIVILEGED_PASSWORD:
+            print(f"warning: staff and analyst passwords need at least {MIN_PRIVILEGED_PASSWORD} characters",
+                  file=sys.stderr)
         print(hash_password(password))
         return 0
     path = args.file or AppSettings().resolved_accounts_file
-    save_account(path, args.username, password, args.role, args.display_name, args.user_id)
+    try:
+        save_account(path, args.username, password, args.role, args.display_name, args.user_id)
+    except ValueError as exc:
+        print(f"not saved: {exc}", file=sys.stderr)
+        return 2
     print(f"saved {args.username} ({args.role}) to {path}", file=sys.stderr)
     return 0
 

@@ -26,7 +26,7 @@ class DemoUser:
 
 
 ZHANG_SAN = DemoUser(
-    user_id="zhangsan",
+    user_id="demo:zhangsan",
     display_name="张三",
     language="zh",
     blurb="住在杭州的产品经理，对芒果过敏，喜欢羽毛球和摄影。",
@@ -47,7 +47,7 @@ ZHANG_SAN = DemoUser(
 )
 
 ALICE = DemoUser(
-    user_id="alice",
+    user_id="demo:alice",
     display_name="Alice",
     language="en",
     blurb="A software engineer who is vegetarian, loves hiking, went to Lisbon and recently moved.",
@@ -67,6 +67,7 @@ ALICE = DemoUser(
     ),
 )
 
+# Ids in the demo namespace (services.auth.DEMO_PREFIX), which no real account can have.
 DEMO_USERS: dict[str, DemoUser] = {u.user_id: u for u in (ZHANG_SAN, ALICE)}
 
 

@@ -12,20 +12,35 @@ from typing import Annotated
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from services.throttle import ThrottlePolicy
+
 
 class AppSettings(BaseSettings):
     model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
 
     data_dir: Path = Field(default=Path("./data"), description="Same variable as the engine's DATA_DIR.")
-    demo_mode: bool = Field(default=True, description="Offer the demo users (labelled as a demo) on sign-in.")
-    demo_staff: bool = Field(default=True, description="In demo mode, also offer a demo support-staff sign-in.")
+    # Off by default: a deployment offers demo identities only when asked to (scripts/start-app.sh
+    # turns it on for the local embedded run), and never once accounts or OIDC are configured.
+    demo_mode: bool = Field(default=False, description="Offer the demo users (labelled as a demo) on sign-in.")
+    demo_staff: bool = Field(default=True, description="In demo mode, also offer a demo support-staff sign-in "
+                                                       "(held to demo users).")
     accounts_file: Path | None = Field(default=None, description="JSON accounts file; default data_dir/accounts.json.")
     accounts_json: str = Field(default="", description="Accounts as a JSON string (same format as the file).")
     staff_emails: Annotated[tuple[str, ...], NoDecode] = Field(default=(), description="OIDC e-mails that get the staff role.")
 
-    login_max_failures: int = 5
-    login_window_s: int = 300
-    login_lockout_s: int = 300
+    # Sign-in throttling (services/throttle.py): exponential backoff per name and client, per
+    # client across names, and per name across clients (capped short, so a guesser cannot keep
+    # the real person out for long). No hard lockout.
+    login_free_failures: int = 3
+    login_client_budget: int = 20
+    login_name_budget: int = 10
+    login_max_delay_s: float = 900.0
+    login_name_max_delay_s: float = 30.0
+    login_window_s: float = 3600.0
+    # Behind a reverse proxy every visitor has the proxy's address: name the header the proxy
+    # sets to the client's address (e.g. X-Forwarded-For; its last entry is used, the one the
+    # proxy itself added). Only set this when the app is reachable through that proxy alone.
+    trusted_proxy_header: str = ""
 
     chat_top_k: int = 5
     chat_history_turns: int = 6
@@ -43,3 +58,8 @@ class AppSettings(BaseSettings):
     @property
     def resolved_accounts_file(self) -> Path:
         return self.accounts_file or (self.data_dir / "accounts.json")
+
+    def throttle_policy(self) -> ThrottlePolicy:
+        return ThrottlePolicy(free_failures=self.login_free_failures, client_budget=self.login_client_budget,
+                              name_budget=self.login_name_budget, max_delay_s=self.login_max_delay_s,
+                              name_max_delay_s=self.login_name_max_delay_s, window_s=self.login_window_s)

@@ -16,8 +16,13 @@ from services.auth import Principal
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 STAFF = Principal("lin", "Lin (support)", "staff", "lin", via="password")
-ZHANG = Principal("demo:zhangsan", "张三 (demo)", "user", "zhangsan", via="demo")
-ALICE = Principal("demo:alice", "Alice (demo)", "user", "alice", via="demo")
+# End users with accounts (their ids are outside the demo namespace); the demo identities are
+# DEMO_ZHANG / DEMO_ALICE / DEMO_STAFF, as the demo picker builds them.
+ZHANG = Principal("zhangsan", "张三", "user", "zhangsan", via="password")
+ALICE = Principal("alice", "Alice", "user", "alice", via="password")
+DEMO_ZHANG = Principal("demo:zhangsan", "张三 (demo)", "user", "demo:zhangsan", via="demo")
+DEMO_ALICE = Principal("demo:alice", "Alice (demo)", "user", "demo:alice", via="demo")
+DEMO_STAFF = Principal("demo:staff", "Demo support staff", "staff", "demo:staff", via="demo")
 ANALYST = Principal("ana", "Ana (analyst)", "analyst", "ana", via="password")
 
 

@@ -8,6 +8,7 @@ analytics page rendering its charts on seeded data.
 from __future__ import annotations
 
 import json
+import re
 from concurrent.futures import Future
 from pathlib import Path
 
@@ -15,9 +16,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from services import runtime
-from services.auth import hash_password
+from services.auth import hash_password, save_account
 from services.demo_data import seed_demo
-from tests.app_support import ALICE, REPO_ROOT, STAFF, ZHANG  # app_env: a fixture, registered in conftest.py
+from tests.app_support import ALICE, DEMO_STAFF, REPO_ROOT, STAFF, ZHANG  # app_env: a fixture, registered in conftest.py
 
 CHAT = str(REPO_ROOT / "pages" / "1_💬_Chat.py")
 ADMIN = str(REPO_ROOT / "pages" / "2_🛠️_Admin.py")
@@ -35,6 +36,8 @@ def _run(path: str, principal=None) -> AppTest:  # type: ignore[no-untyped-def]
 
 def _no_exceptions(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
+    # pages show an unhandled error as a friendly message with a reference (ui.common.friendly_errors)
+    assert not [e.value for e in at.error if "give support this reference" in e.value]
 
 
 def _wait_for_write(at: AppTest) -> None:
@@ -65,18 +68,120 @@ def test_home_shows_status_and_signs_in_with_account(app_env: dict[str, str]) ->
     assert at.session_state["principal"].username == "lin"
 
 
-def test_demo_picker_only_in_demo_mode(app_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_demo_picker_only_in_demo_mode(app_env: dict[str, str], monkeypatch: pytest.MonkeyPatch,
+                                       tmp_path: Path) -> None:
+    monkeypatch.setenv("ACCOUNTS_FILE", str(tmp_path / "no-accounts.json"))  # the demo needs no accounts
     at = _run(HOME)
     assert [t.label for t in at.tabs] == ["Account", "Demo"]
     at.selectbox(key="demo_pick").set_value(0)
     at.button(key="demo_enter").click().run()
-    assert at.session_state["principal"].user_id == "zhangsan"
+    assert at.session_state["principal"].user_id == "demo:zhangsan"
     assert at.session_state["principal"].via == "demo"
 
     monkeypatch.setenv("DEMO_MODE", "false")
     at = _run(HOME)
     assert [t.label for t in at.tabs] == ["Account"]
     assert not [b for b in at.button if b.key in ("demo_enter", "seed_demo")]
+
+
+def test_demo_mode_is_off_unless_asked_for(app_env: dict[str, str], monkeypatch: pytest.MonkeyPatch,
+                                           tmp_path: Path) -> None:
+    """Attack: a deployment that never mentions DEMO_MODE offered "Demo support staff" to anyone."""
+    monkeypatch.setenv("ACCOUNTS_FILE", str(tmp_path / "no-accounts.json"))
+    monkeypatch.delenv("DEMO_MODE")
+    at = _run(HOME)
+    _no_exceptions(at)
+    assert [t.label for t in at.tabs] == ["Account"]
+    assert not [b for b in at.button if b.key in ("demo_enter", "seed_demo")]
+    admin_page = _run(ADMIN, DEMO_STAFF)  # a demo identity picked earlier is not honoured either
+    assert any("sign in" in i.value.lower() for i in admin_page.info) and not admin_page.dataframe
+
+
+def test_demo_staff_cannot_reach_real_accounts(app_env: dict[str, str], monkeypatch: pytest.MonkeyPatch,
+                                               tmp_path: Path) -> None:
+    """Attack (issue 19, 1): with an account "zoe" configured and DEMO_MODE on, another browser
+    picked Demo -> "Demo support staff" -> Admin and read, exported and erased zoe's memories."""
+    engine = runtime.get_engine()
+    engine.add("zoe", "My bank card PIN is 4321, keep it secret", actor="test")
+    accounts = tmp_path / "accounts.json"
+    save_account(accounts, "zoe", "zoe-password-long", "user")
+    monkeypatch.setenv("ACCOUNTS_FILE", str(accounts))
+
+    home = _run(HOME)
+    _no_exceptions(home)
+    assert [t.label for t in home.tabs] == ["Account"]  # accounts configured: no demo at all
+    assert not [b for b in home.button if b.key in ("demo_enter", "seed_demo")]
+    admin_page = _run(ADMIN, DEMO_STAFF)
+    assert any("sign in" in i.value.lower() for i in admin_page.info)
+    assert not admin_page.dataframe and not admin_page.tabs
+
+    # Even where the demo is on (no accounts), demo staff sees demo users only, never zoe.
+    monkeypatch.setenv("ACCOUNTS_FILE", str(tmp_path / "none.json"))
+    seed_demo(engine, ["demo:alice"])
+    admin_page = _run(ADMIN, DEMO_STAFF)
+    _no_exceptions(admin_page)
+    shown = " ".join(str(df.value.to_dict()) for df in admin_page.dataframe)
+    assert "demo:alice" in shown and "zoe" not in shown and "4321" not in shown
+    for box in admin_page.selectbox:
+        assert "zoe" not in [str(o) for o in box.options], box.key
+    assert engine.list_memories(__import__("memory_core").MemoryQuery(user_id="zoe")).total == 1
+
+
+def test_wrong_guesses_do_not_lock_staff_out(app_env: dict[str, str], monkeypatch: pytest.MonkeyPatch,
+                                             tmp_path: Path) -> None:
+    """Attack (issue 19, 5): five wrong guesses in another browser locked the staff name for
+    300 s, even against the right password."""
+    accounts = tmp_path / "accounts.json"
+    save_account(accounts, "kai", "kai-long-password", "staff")
+    monkeypatch.setenv("ACCOUNTS_FILE", str(accounts))
+    attacker = _run(HOME)
+    for guess in ("123456", "password", "kai", "letmein", "qwerty"):
+        attacker.text_input(key="login_username").set_value("kai")
+        attacker.text_input(key="login_password").set_value(guess)
+        attacker.button(key="FormSubmitter:login-Sign in").click().run()
+        assert "principal" not in attacker.session_state
+    staff = _run(HOME)
+    staff.text_input(key="login_username").set_value("kai")
+    staff.text_input(key="login_password").set_value("kai-long-password")
+    staff.button(key="FormSubmitter:login-Sign in").click().run()
+    _no_exceptions(staff)
+    assert staff.session_state["principal"].username == "kai"
+
+
+def test_no_traceback_reaches_the_page(app_env: dict[str, str], monkeypatch: pytest.MonkeyPatch,
+                                        caplog: pytest.LogCaptureFixture) -> None:
+    """Attack (issue 19, 7): an error in a page showed the full traceback with source paths. Now
+    the visitor gets a reference id; the log has the traceback under that id."""
+    import logging
+    import tomllib
+
+    from services import admin
+
+    config = tomllib.loads((Path(REPO_ROOT) / ".streamlit" / "config.toml").read_text())
+    assert config["client"]["showErrorDetails"] == "none"  # Streamlit's own backstop
+
+    def broken(*_args: object, **_kwargs: object) -> None:
+        raise RuntimeError("boom in /srv/app/services/admin.py with postgresql://ltm:pw@db/ltm")
+
+    monkeypatch.setattr(admin, "users", broken)
+    with caplog.at_level(logging.ERROR):
+        at = _run(ADMIN, STAFF)
+    assert not at.exception
+    shown = " ".join(e.value for e in at.error)
+    reference = re.search(r"reference: ([0-9a-f]{12})", shown)
+    assert reference, shown
+    assert "boom" not in shown and "/srv/app" not in shown and "RuntimeError" not in shown
+    logged = [r for r in caplog.records if reference.group(1) in r.getMessage()]
+    assert logged and logged[0].exc_info and "boom" in str(logged[0].exc_info[1])
+
+
+def test_chat_answers_a_question_about_the_year_9999(app_env: dict[str, str]) -> None:
+    """Attack (issue 19, 7): "what did I do on 9999-12-31?" raised OverflowError in chat."""
+    at = _run(CHAT, ALICE)
+    at.chat_input[0].set_value("what did I do on 9999-12-31?").run()
+    _no_exceptions(at)
+    assert at.chat_message[1].markdown[0].value  # a reply, not a crash
+    _wait_for_write(at)
 
 
 def test_pages_ask_for_sign_in(app_env: dict[str, str]) -> None:
@@ -169,6 +274,43 @@ def test_admin_edit_lands_in_history(app_env: dict[str, str]) -> None:
     assert engine.search("bob", "favourite colour blue").results[0].memory_id == memory_id
 
 
+_UNESCAPED_MARKUP = re.compile(r"(?<!\\)!\[|(?<!\\)\]\(|(?<![\\`])https?://")
+
+
+def test_admin_shows_user_text_as_text_and_quotes_formulas(app_env: dict[str, str]) -> None:
+    """Attack (issue 19, 4 and 7): a chat message =HYPERLINK(...) reached the Admin table's CSV
+    download unescaped, and an image in a chat message (provenance, merge preview) made the
+    staff browser fetch an external URL."""
+    from memory_core.maintenance import MergePlan
+    from services import admin
+
+    engine = runtime.get_engine()
+    hostile = '=HYPERLINK("http://203.0.113.9/x","click") ![pixel](http://203.0.113.9/p.png) **now**'
+    engine.record_message(message_id="m-hostile", user_id="mallory", session_id="s-1", role="user", content=hostile)
+    memory_id = engine.add("mallory", hostile, source="m-hostile", actor="test").created[0]
+    stored = engine.get(memory_id).content
+    assert "![pixel](" in stored  # the attack text is stored as written (it is the user's text)
+    at = AppTest.from_file(ADMIN, default_timeout=TIMEOUT)
+    at.session_state["principal"] = STAFF
+    proposal = MergePlan("mallory", (memory_id,), (), hostile)
+    at.session_state["admin_merge_plan"] = ("mallory", admin.MergePlan(True, [proposal], {memory_id: stored}, "1"))
+    at.run()
+    at.selectbox(key="admin_f_user").set_value("mallory").run()
+    at.selectbox(key="admin_selected").set_value(memory_id).run()
+    at.selectbox(key="admin_user_target").set_value("mallory").run()
+    _no_exceptions(at)
+
+    table = at.dataframe[0].value
+    assert list(table["memory"]) == ["'" + stored]  # what the table's CSV download writes
+    rendered = [e.value for kind in ("markdown", "caption", "info", "warning", "error", "success")
+                for e in getattr(at, kind)]
+    offending = [v for v in rendered if _UNESCAPED_MARKUP.search(str(v))]
+    assert not offending, offending
+    plain = [t.value for t in at.text]
+    assert hostile in plain  # provenance: the source message, as plain text
+    assert any(stored in t and t.startswith("→") for t in plain)  # merge preview, as plain text
+
+
 def test_admin_merge_apply_reports_a_stale_proposal(app_env: dict[str, str]) -> None:
     """A plan gone stale since the preview is reported (no traceback) and the plan is cleared."""
     from memory_core.maintenance import MergePlan
@@ -192,9 +334,9 @@ def test_admin_merge_apply_reports_a_stale_proposal(app_env: dict[str, str]) -> 
 
 def test_analytics_renders_charts_on_seeded_data(app_env: dict[str, str]) -> None:
     engine = runtime.get_engine()
-    seed_demo(engine, ["alice"])
+    seed_demo(engine, ["demo:alice"])
     for query in ("where do I live", "what do I drink in the afternoon", "where do I live"):
-        engine.search("alice", query)
+        engine.search("demo:alice", query)
     engine.flush()
     at = _run(ANALYTICS, STAFF)
     _no_exceptions(at)

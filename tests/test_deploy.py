@@ -38,3 +38,11 @@ def test_compose_config_is_valid_and_complete() -> None:
 def test_accounts_example_is_valid_json() -> None:
     data = json.loads((ROOT / "deploy" / "accounts.example.json").read_text())
     assert data["accounts"] == []
+
+
+def test_images_keep_demo_mode_off_and_only_the_local_script_turns_it_on() -> None:
+    """Attack (issue 19, 1): the Dockerfile bound 0.0.0.0 without DEMO_MODE=false (only compose set it)."""
+    assert "DEMO_MODE=false" in (ROOT / "Dockerfile").read_text()
+    assert "DEMO_MODE: ${DEMO_MODE:-false}" in (ROOT / "docker-compose.yml").read_text()
+    script = (ROOT / "scripts" / "start-app.sh").read_text()
+    assert 'DEMO_MODE="${DEMO_MODE:-true}"' in script and "--server.address 127.0.0.1" in script

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 
@@ -129,3 +130,83 @@ def test_a_cached_answer_lasts_no_longer_than_its_memories(make_engine) -> None:
     clock.set(expires + timedelta(seconds=1))  # same day, past its expiry
     after = engine.search("u1", "Where did I park?")
     assert not after.cache_hit and after.results == []
+
+
+def _redis_engine(make_settings, embedder, redis_url: str, where: Path, database_url: str = "",
+                  **extra: object):  # type: ignore[no-untyped-def]
+    from memory_core import open_memory
+
+    settings = make_settings(data_dir=where, milvus_uri=str(where / "m.db"), redis_url=redis_url,
+                             database_url=database_url, **extra)
+    return open_memory(settings, embedder=embedder)
+
+
+@pytest.mark.parametrize("sql", ["sqlite", "postgres"])
+def test_deployments_sharing_one_redis_never_serve_each_other(make_settings, embedder, redis_url, pg_url,
+                                                              tmp_path: Path, sql: str) -> None:
+    """Attack (issue 19, 2): two engines with different data, one REDIS_URL, the same user id:
+    B's "alice" was served A's "My bank card PIN is 4321" from the cache (cache_hit=True)."""
+    import redis
+
+    from tests.conftest import fresh_pg_schema
+
+    urls = [fresh_pg_schema(pg_url) if sql == "postgres" else "" for _ in range(2)]
+    engines = []
+    try:
+        a = _redis_engine(make_settings, embedder, redis_url, tmp_path / "a", urls[0])
+        b = _redis_engine(make_settings, embedder, redis_url, tmp_path / "b", urls[1])
+        engines += [a, b]
+        a.add("alice", "My bank card PIN is 4321, never tell anyone")
+        b.add("alice", "I like green tea")
+        query = "what is my bank card PIN?"
+        assert not a.search("alice", query).cache_hit
+        assert a.search("alice", query).cache_hit  # A's answer is in the shared Redis
+        theirs = b.search("alice", query)
+        assert not theirs.cache_hit
+        assert all("4321" not in r.content for r in theirs.results) and "4321" not in theirs.context_block
+        assert a.settings.resolved_cache_namespace != b.settings.resolved_cache_namespace
+
+        # Two deployments configured with the same namespace by mistake: every hit is checked
+        # against SQL (owner, status, text), so A's entry is a miss for B all the same.
+        c = _redis_engine(make_settings, embedder, redis_url, tmp_path / "c", cache_namespace="same")
+        d = _redis_engine(make_settings, embedder, redis_url, tmp_path / "d", cache_namespace="same")
+        engines += [c, d]
+        c.add("alice", "My bank card PIN is 4321, never tell anyone")
+        d.add("alice", "I like green tea")
+        c.search("alice", query)
+        assert c.search("alice", query).cache_hit
+        leaked = d.search("alice", query)
+        assert not leaked.cache_hit and all("4321" not in r.content for r in leaked.results)
+    finally:
+        client = redis.Redis.from_url(redis_url)
+        for engine in engines:
+            namespace = getattr(engine.settings, "resolved_cache_namespace", "")
+            for key in client.scan_iter(f"ltm:{namespace}:*") if namespace else ():
+                client.delete(key)
+            engine.close()
+
+
+@pytest.mark.parametrize("sql,cache", [("sqlite", "memory"), ("postgres", "redis")])
+def test_a_cache_hit_sql_no_longer_admits_is_a_miss(make_engine, sql: str, cache: str) -> None:
+    """A cached answer whose memory changed in SQL without an invalidation reaching the cache
+    (another process, a restored backup, a lost Redis write) is not served."""
+    engine = make_engine(sql=sql, cache=cache)
+    mid = engine.add("u1", "My locker number is 42").memory_ids[0]
+    engine.search("u1", "locker number")
+    assert engine.search("u1", "locker number").cache_hit
+    with engine.repo.session() as session:  # behind the engine's back: no cache invalidation
+        engine.repo.update_fields(session, mid, status="expired")
+    after = engine.search("u1", "locker number")
+    assert not after.cache_hit and mid not in [r.memory_id for r in after.results]
+
+
+def test_the_cache_namespace_holds_no_secret_and_follows_the_data(make_settings, tmp_path: Path) -> None:
+    one = make_settings(database_url="postgresql+psycopg2://ltm:s3cret@db:5432/ltm", milvus_uri="http://m:19530")
+    rotated = make_settings(database_url="postgresql+psycopg2://ltm:other@db:5432/ltm", milvus_uri="http://m:19530")
+    other_db = make_settings(database_url="postgresql+psycopg2://ltm:s3cret@db:5432/ltm2", milvus_uri="http://m:19530")
+    assert "s3cret" not in one.resolved_cache_namespace
+    assert one.resolved_cache_namespace == rotated.resolved_cache_namespace  # a password change keeps it
+    assert one.resolved_cache_namespace != other_db.resolved_cache_namespace
+    assert make_settings(cache_namespace="prod-eu").resolved_cache_namespace == "prod-eu"
+    odd = make_settings(cache_namespace="a b:c*").resolved_cache_namespace
+    assert odd.isalnum() and len(odd) == 16  # anything not key-safe is hashed

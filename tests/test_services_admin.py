@@ -11,7 +11,7 @@ import pytest
 from memory_core import FixedClock, MemoryQuery, NotFoundError, ValidationError
 from memory_core.maintenance import MergePlan
 from services import admin
-from tests.app_support import ANALYST, STAFF, ZHANG
+from tests.app_support import ANALYST, DEMO_STAFF, STAFF, ZHANG
 
 T0 = datetime(2025, 3, 1, 9, 0, tzinfo=timezone.utc)
 
@@ -50,6 +50,58 @@ def test_every_staff_function_refuses_non_staff(engine, name: str, call) -> None
         with pytest.raises(PermissionError):
             call(principal, engine)
     assert engine.users() == [("u", 1)]  # nothing was changed or added
+
+
+def _demo_scoped_calls(theirs: str, mine: str) -> list[tuple[str, Callable[[Any, Any], Any]]]:
+    """Every staff function aimed at a real user's memory ``theirs`` / user "zoe"; each must be
+    refused for demo staff (the demo case of the same call is run by the test below)."""
+    return [
+        ("browse", lambda p, e: admin.browse(p, e, admin.BrowseFilters(user_id="zoe"))),
+        ("get_memory", lambda p, e: admin.get_memory(p, e, theirs)),
+        ("edit_memory", lambda p, e: admin.edit_memory(p, e, theirs, content="changed by demo staff")),
+        ("expire_memory", lambda p, e: admin.expire_memory(p, e, theirs)),
+        ("restore_memory", lambda p, e: admin.restore_memory(p, e, theirs)),
+        ("delete_memory", lambda p, e: admin.delete_memory(p, e, theirs)),
+        ("erase_user", lambda p, e: admin.erase_user(p, e, "zoe", "zoe")),
+        ("history", lambda p, e: admin.history(p, e, theirs)),
+        ("user_history", lambda p, e: admin.user_history(p, e, "zoe")),
+        ("provenance", lambda p, e: admin.provenance(p, e, theirs)),
+        ("merge_preview", lambda p, e: admin.merge_preview(p, e, "zoe")),
+        ("run_expiry", lambda p, e: admin.run_expiry(p, e)),
+        ("run_reconcile", lambda p, e: admin.run_reconcile(p, e)),
+        ("scheduler_status", lambda p, e: admin.scheduler_status(p, e)),
+        ("export_user_jsonl", lambda p, e: list(admin.export_user_jsonl(p, e, "zoe"))),
+    ]
+
+
+@pytest.mark.parametrize("sql", ["sqlite", "postgres"])
+def test_demo_staff_sees_and_acts_on_demo_users_only(make_engine, sql: str) -> None:  # type: ignore[no-untyped-def]
+    """Attack (issue 19, 1): demo staff read, exported and erased a real account's memories."""
+    engine = make_engine(sql, clock=FixedClock(T0))
+    engine.add("demo_alice", "a real user whose id only looks like a demo id",
+               actor="test")
+    theirs = engine.add("zoe", "My bank card PIN is 4321", actor="test").created[0]
+    mine = engine.add("demo:alice", "I like green tea", actor="test").created[0]
+    for name, call in _demo_scoped_calls(theirs, mine):
+        with pytest.raises((PermissionError, NotFoundError)):
+            call(DEMO_STAFF, engine)
+    assert admin.users(DEMO_STAFF, engine) == [("demo:alice", 1)]
+    page = admin.browse(DEMO_STAFF, engine, admin.BrowseFilters())
+    assert [r.user_id for r in page.items] == ["demo:alice"] and page.total == 1
+    report = admin.import_rows(DEMO_STAFF, engine, [admin.ImportRow(1, "zoe", "planted by demo staff"),
+                                                    admin.ImportRow(2, "demo:alice", "I cycle to work")])
+    assert report.rows == 1 and report.failed == 1 and "demo users" in report.errors[0]
+    assert engine.get(theirs).content == "My bank card PIN is 4321" and engine.get(theirs).status.value == "active"
+    assert [e.action for e in engine.history(theirs)] == ["create"]
+    assert engine.list_memories(MemoryQuery(user_id="zoe")).total == 1
+    # ... and the same calls on the demo user work.
+    assert admin.get_memory(DEMO_STAFF, engine, mine).content == "I like green tea"
+    admin.edit_memory(DEMO_STAFF, engine, mine, importance=5)
+    assert engine.history(mine)[-1].actor == DEMO_STAFF.actor
+    assert admin.history(DEMO_STAFF, engine, mine)[-1].action == "update"
+    assert "green tea" in "".join(admin.export_user_jsonl(DEMO_STAFF, engine, "demo:alice"))
+    # real staff is not held to the demo namespace
+    assert {u for u, _ in admin.users(STAFF, engine)} == {"zoe", "demo:alice", "demo_alice"}
 
 
 def test_edit_expire_restore_delete_land_in_history_with_staff_actor(engine) -> None:  # type: ignore[no-untyped-def]
@@ -249,6 +301,24 @@ def test_export_then_import_round_trips_line_separators(engine) -> None:  # type
     report = admin.import_rows(STAFF, engine, rows)
     assert report.created == 2
     assert sorted(m.content for m in engine.list_memories(MemoryQuery(user_id="carol")).items) == sorted(texts)
+
+
+def test_export_quotes_formulas_and_import_takes_the_quote_off(engine) -> None:  # type: ignore[no-untyped-def]
+    """Attack (issue 19, 4): a chat message =HYPERLINK(...) went into exports as a live formula."""
+    texts = ['=HYPERLINK("http://203.0.113.9/x","click me")', "@SUM(1+1)*cmd", "-2+3 is my lucky sum",
+             "'=a quoted formula, kept as typed"]
+    for text in texts:
+        engine.add("erin", text, actor="test")
+    stored = sorted(m.content for m in engine.list_memories(MemoryQuery(user_id="erin")).items)
+    lines = [json.loads(line) for line in admin.export_user_jsonl(STAFF, engine, "erin")]
+    for line in lines:
+        for key, value in line.items():
+            assert not (isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r")), (key, value)
+    assert {line["content"] for line in lines} == {"'" + text for text in stored}
+    exported = "".join(admin.export_user_jsonl(STAFF, engine, "erin"))
+    admin.erase_user(STAFF, engine, "erin", confirm="erin")
+    rows, errors = admin.parse_import(exported.encode(), "memories-erin.jsonl")
+    assert not errors and sorted(r.content for r in rows) == stored  # exactly what was stored
 
 
 def test_export_needs_a_user_id(engine) -> None:  # type: ignore[no-untyped-def]

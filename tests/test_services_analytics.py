@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 from services import analytics, runtime
 from services.auth import Principal
 from services.demo_data import seed_demo
-from tests.app_support import ANALYST, REPO_ROOT, STAFF, ZHANG  # app_env: a fixture, registered in conftest.py
+from tests.app_support import ANALYST, DEMO_STAFF, REPO_ROOT, STAFF, ZHANG  # app_env: a fixture, registered in conftest.py
 
 ANALYTICS_PAGE = str(REPO_ROOT / "pages" / "3_📊_Analytics.py")
 
@@ -68,8 +68,22 @@ def test_staff_and_analysts_get_the_numbers(engine, who: Principal) -> None:  # 
     assert analytics.job_runs_frame(who, engine).empty
 
 
+def test_demo_staff_sees_demo_users_only(engine) -> None:  # type: ignore[no-untyped-def]
+    """Demo staff (anyone, in demo mode) must not learn real users' ids from the charts."""
+    engine.add("demo:alice", "I like green tea", actor="test")
+    engine.search("demo:alice", "what do I drink")
+    engine.flush()
+    assert set(analytics.status_by_user_frame(DEMO_STAFF, engine)["user_id"]) == {"demo:alice"}
+    assert set(analytics.importance_frame(DEMO_STAFF, engine)["user_id"]) == {"demo:alice"}
+    assert set(analytics.metrics_frame(DEMO_STAFF, engine)["user_id"]) == {"demo:alice"}
+    assert analytics.summary(DEMO_STAFF, engine)["users"] == 1
+    per_user = next(c for c in analytics.charts(DEMO_STAFF, engine) if c.key == "per_user").figure
+    assert per_user is not None and {x for trace in per_user.data for x in trace.x} == {"demo:alice"}
+    assert set(analytics.status_by_user_frame(STAFF, engine)["user_id"]) == {"alice", "bob", "demo:alice"}
+
+
 def test_the_page_passes_the_analyst_through(app_env: dict[str, str]) -> None:
-    seed_demo(runtime.get_engine(), ["alice"])
+    seed_demo(runtime.get_engine(), ["demo:alice"])
     at = AppTest.from_file(ANALYTICS_PAGE, default_timeout=180)
     at.session_state["principal"] = ANALYST
     at.run()

@@ -103,19 +103,19 @@ def test_demo_seed_and_analytics(engine) -> None:  # type: ignore[no-untyped-def
     empty = analytics.charts(STAFF, engine)
     assert all(c.figure is None and c.empty_reason for c in empty)
     reports = seed_demo(engine)
-    assert {r.user_id: r.written > 0 for r in reports} == {"zhangsan": True, "alice": True}
+    assert {r.user_id: r.written > 0 for r in reports} == {"demo:zhangsan": True, "demo:alice": True}
     assert all(not r.skipped for r in reports)
     assert seed_demo(engine)[0].skipped  # idempotent
-    records = engine.list_memories(MemoryQuery(user_id="zhangsan", limit=100)).items
+    records = engine.list_memories(MemoryQuery(user_id="demo:zhangsan", limit=100)).items
     days = {r.created_at.date() for r in records}
     assert len(days) >= 8  # spread over the past weeks, not all "now"
     assert any("芒果" in r.content for r in records)
     assert all(engine.messages(r.source) for r in records)  # each has its source message
-    alice = [r.content for r in engine.list_memories(MemoryQuery(user_id="alice", limit=100)).items]
+    alice = [r.content for r in engine.list_memories(MemoryQuery(user_id="demo:alice", limit=100)).items]
     assert any("Seattle" in c for c in alice) and any("Lisbon" in c for c in alice)
     assert len(DEMO_USERS) == 2
     for query in ("芒果", "where do I live now"):
-        engine.search("zhangsan" if query == "芒果" else "alice", query)
+        engine.search("demo:zhangsan" if query == "芒果" else "demo:alice", query)
     engine.flush()
     charts = {c.key: c for c in analytics.charts(STAFF, engine)}
     missing = [k for k in ("importance_type", "importance_user", "per_user", "growth", "latency_time",

@@ -3,28 +3,88 @@ sidebar. Kept out of ``services/`` because it is the one place that must import 
 """
 from __future__ import annotations
 
+import logging
+import uuid
 from typing import TYPE_CHECKING
 
 import streamlit as st
 
 from services import runtime
-from services.auth import Authenticator, LoginThrottle, Principal, demo_principals, load_accounts, oidc_principal
+from services.auth import (
+    Authenticator,
+    LoginThrottle,
+    Principal,
+    accounts_configured,
+    demo_available,
+    demo_principals,
+    load_accounts,
+    oidc_principal,
+)
 from services.demo_data import demo_user_choices
 from services.settings import AppSettings
 
 if TYPE_CHECKING:
     from memory_core import MemoryEngine
 
+log = logging.getLogger(__name__)
 PRINCIPAL_KEY = "principal"
-_THROTTLE: LoginThrottle | None = None
+_THROTTLE: tuple[object, LoginThrottle] | None = None
 
 
 def throttle(settings: AppSettings) -> LoginThrottle:
-    """One throttle per server process (not per browser session, which a new tab would reset)."""
+    """One throttle per engine, counting in the engine's SQL database: every app process (and
+    replica) sees the same failures, and a new tab or a restart does not reset them."""
     global _THROTTLE
-    if _THROTTLE is None:
-        _THROTTLE = LoginThrottle(settings.login_max_failures, settings.login_window_s, settings.login_lockout_s)
-    return _THROTTLE
+    from services.throttle import SqlThrottleStore
+
+    sql = runtime.get_engine().repo.engine
+    if _THROTTLE is None or _THROTTLE[0] is not sql:
+        _THROTTLE = (sql, LoginThrottle(SqlThrottleStore(sql), settings.throttle_policy()))
+    return _THROTTLE[1]
+
+
+def client_address(settings: AppSettings) -> str:
+    """Who is signing in, as far as Streamlit can tell: the address of the browser's connection
+    (``st.context.ip_address``; none for loopback), or, behind a trusted proxy, the last entry of
+    the header it sets. "" when unknown: the throttle then counts per name only (see
+    services/throttle.py). Addresses can be shared (NAT, proxies) and headers forged when the
+    app is reachable without the proxy; that is the limit of what a Streamlit page can know."""
+    try:
+        if settings.trusted_proxy_header:
+            forwarded = st.context.headers.get(settings.trusted_proxy_header)
+            last = forwarded.split(",")[-1].strip() if isinstance(forwarded, str) else ""
+            if last:
+                return last
+        address = st.context.ip_address
+        return address if isinstance(address, str) else ""
+    except Exception:  # no browser context (tests, bare scripts)
+        return ""
+
+
+FRIENDLY_ERROR = ("Something went wrong and this page could not finish. Nothing more was changed. "
+                  "Please try again; if it keeps happening, give support this reference: {rid}")
+
+
+def friendly_errors() -> None:
+    """Any exception a page does not handle is shown as a plain message with a reference id,
+    never as a traceback (which names source files, settings and data); the log gets the
+    traceback under the same id. Streamlit calls this run's ``on_script_error`` handler; if that
+    hook is ever missing, ``showErrorDetails = "none"`` in .streamlit/config.toml still hides
+    the details. Call it at the top of every page, each run."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    def show(exc: Exception) -> bool:
+        from memory_core.logs import request_context
+
+        rid = uuid.uuid4().hex[:12]
+        with request_context(rid):
+            log.error("page failed: %s (reference %s)", type(exc).__name__, rid, exc_info=exc)
+        st.error(FRIENDLY_ERROR.format(rid=rid), icon="⚠️")
+        return True  # shown: Streamlit's own exception element is not
+
+    ctx = get_script_run_ctx()
+    if ctx is not None and hasattr(ctx, "on_script_error"):
+        ctx.on_script_error = show
 
 
 def oidc_configured() -> bool:
@@ -35,9 +95,21 @@ def oidc_configured() -> bool:
         return False
 
 
+def demo_enabled(settings: AppSettings) -> bool:
+    """Demo identities are offered (and honoured) only with ``DEMO_MODE`` on and no accounts
+    or OIDC configured: see ``services.auth.demo_available``."""
+    return demo_available(settings.demo_mode,
+                          accounts_configured(settings.resolved_accounts_file, settings.accounts_json),
+                          oidc_configured())
+
+
 def current_principal(settings: AppSettings | None = None) -> Principal | None:
     principal = st.session_state.get(PRINCIPAL_KEY)
     if isinstance(principal, Principal):
+        if principal.via == "demo" and not demo_enabled(settings or runtime.app_settings()):
+            # Demo turned off, or accounts added, since this session picked a demo identity.
+            st.session_state.pop(PRINCIPAL_KEY, None)
+            return None
         return principal
     if oidc_configured():
         try:
@@ -121,7 +193,8 @@ def require_principal() -> Principal:
 
 def sign_in_panel(settings: AppSettings) -> None:
     """Account sign-in, the demo picker (demo mode only) and SSO (when configured)."""
-    tabs = ["Account"] + (["Demo"] if settings.demo_mode else []) + (["Single sign-on"] if oidc_configured() else [])
+    demo = demo_enabled(settings)
+    tabs = ["Account"] + (["Demo"] if demo else []) + (["Single sign-on"] if oidc_configured() else [])
     panes = dict(zip(tabs, st.tabs(tabs)))
     with panes["Account"]:
         with st.form("login"):
@@ -137,8 +210,9 @@ def sign_in_panel(settings: AppSettings) -> None:
             if not accounts:
                 st.warning("No accounts are configured. The operator adds them with "
                            "`python -m services.auth add NAME --role staff`" +
-                           (" — or use the demo tab." if settings.demo_mode else "."))
-            outcome = Authenticator(accounts, throttle(settings)).login(username, password)
+                           (" — or use the demo tab." if demo else "."))
+            outcome = Authenticator(accounts, throttle(settings)).login(username, password,
+                                                                       client_address(settings))
             if outcome.principal is not None:
                 st.session_state[PRINCIPAL_KEY] = outcome.principal
                 st.rerun()
@@ -147,7 +221,8 @@ def sign_in_panel(settings: AppSettings) -> None:
     if "Demo" in panes:
         with panes["Demo"]:
             st.warning("**Demo mode** — for trying the product. Anyone who can open this page may use these "
-                       "demo identities; turn it off with `DEMO_MODE=false`.", icon="🧪")
+                       "demo identities (demo staff sees demo users only); it is off unless `DEMO_MODE=true`, "
+                       "and never offered once accounts or single sign-on are configured.", icon="🧪")
             choices = demo_principals(demo_user_choices(), include_staff=settings.demo_staff)
             labels = [f"{p.display_name} — {'support staff' if p.is_staff else 'chat user'}" for p in choices]
             index = st.selectbox("Demo identity", range(len(choices)), format_func=lambda i: labels[i],

@@ -331,6 +331,8 @@ class SqlRepository:
         conditions: list[Any] = []
         if query.user_id:
             conditions.append(MemoryRow.user_id == query.user_id)
+        if query.user_id_prefix:
+            conditions.append(MemoryRow.user_id.startswith(query.user_id_prefix, autoescape=True))
         if query.memory_types:
             conditions.append(MemoryRow.memory_type.in_([t.value for t in query.memory_types]))
         if query.statuses:

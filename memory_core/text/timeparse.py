@@ -602,7 +602,10 @@ def _hits(query: str, now: datetime) -> list[tuple[int, int, int, TimeRange]]:
         for m in rule.pattern.finditer(query):
             if not m.group().strip():
                 continue
-            span = rule.handler(m, ctx)
+            try:
+                span = rule.handler(m, ctx)
+            except (OverflowError, ValueError):  # "9999-12-31", "in 10000 years": past what dates hold
+                continue  # read as no time at all, like any other expression that names none
             if span is None:
                 continue
             hits.append((m.start(), m.end(), order, TimeRange(start=span[0], end=span[1], label=m.group().strip())))
