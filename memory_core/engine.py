@@ -127,11 +127,13 @@ class MemoryEngine:
         with request_context():
             return self.writer.add_many(parsed, actor=actor, stage_chunks=stage_chunks)
 
-    def _resolve_conflicts(self, created: dict[str, MemoryRecord], vectors: dict[str, Any], actor: str) -> None:
-        """Newer wins: older memories that the new ones contradict become superseded (kept, linked)."""
+    def _resolve_conflicts(self, created: dict[str, MemoryRecord], vectors: dict[str, Any],
+                           actor: str) -> list[tuple[str, str]]:
+        """Newer wins: older memories that the new ones contradict become superseded (kept,
+        linked). Returns the ``(old_id, new_id)`` pairs."""
         from memory_core.maintenance.conflicts import resolve_conflicts
 
-        resolve_conflicts(self, list(created), actor, vectors=vectors, records=created)
+        return resolve_conflicts(self, list(created), actor, vectors=vectors, records=created)
 
     # ---- read -----------------------------------------------------------------------------
     def search(
@@ -143,8 +145,13 @@ class MemoryEngine:
         filters: SearchFilters | None = None,
         at: datetime | None = None,
         options: RetrievalOptions | None = None,
+        min_relevance: float | None = None,
     ) -> SearchResponse:
-        """The user's most useful memories for ``query``, with score parts and a context block."""
+        """The user's most useful memories for ``query``, with score parts and a context block.
+
+        Results below ``min_relevance`` (calibrated absolute relevance, 0-1; default
+        ``Settings.min_relevance``) are left out, so an unrelated query can return nothing; the
+        user's constraints that bear on the query come in ``SearchResponse.constraints``."""
         filters = check_search_filters(filters)
         at = check_datetime(at, "at")
         if options is not None and not isinstance(options, RetrievalOptions):
@@ -154,7 +161,7 @@ class MemoryEngine:
             raise ValidationError("context must be a string or a list of strings")
         with request_context():
             return self.retriever.search(user_id, query, top_k=top_k, context=context, filters=filters, at=at,
-                                         options=options)
+                                         options=options, min_relevance=min_relevance)
 
     def get(self, memory_id: str, user_id: str | None = None) -> MemoryRecord:
         """A memory by id; with ``user_id``, only if it belongs to that user (no existence leak)."""
@@ -203,6 +210,7 @@ class MemoryEngine:
                 # Its time words still speak from when it was written, not from the edit.
                 event = event_span(text, before.created_at)
                 fields.update(content=text, entities=analysis.entities, summary=analysis.summary,
+                              constraint_kind=analysis.constraint_kind,
                               content_hash=content_hash(self.embedder.name, embed_text(text)),
                               event_start=event.start if event else None, event_end=event.end if event else None)
         if importance is not None:

@@ -39,6 +39,7 @@ class MemoryRecord:
     context: str = ""  # the conversation turn it answered; indexed with it, never shown as the memory
     event_start: datetime | None = None  # when what it tells happened (its own time words), if they say
     event_end: datetime | None = None
+    constraint_kind: str | None = None  # allergy, medical, diet, dislike, instruction (memory_core.text.constraints)
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,9 @@ class AddResult:
     deduplicated: list[str]  # existing memories that absorbed a near-duplicate instead of a copy
     redactions: list[str]  # kinds of PII removed, e.g. ["phone", "cn_id"]
     pending_index: list[str] = field(default_factory=list)  # stored in SQL, vector not yet written
+    # Older memories this text replaced (newer wins: a new address, a corrected code), kept as
+    # superseded and linked to the new memory.
+    superseded: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -88,6 +92,12 @@ class SearchResponse:
     reranker: str | None  # model name, or None when the fused hybrid ranking stands
     degraded: bool = False  # True when the vector store was down and SQL keyword search answered
     notices: list[str] = field(default_factory=list)
+    # The user's constraints (allergies, diets, dislikes, "never ...") that bear on the query,
+    # whatever their rank, and the same as dated lines for a prompt.
+    constraints: list[SearchResult] = field(default_factory=list)
+    constraint_block: str = ""
+    # Results whose absolute relevance (``ScoreParts.absolute``) fell below this were left out.
+    min_relevance: float = 0.0
 
 
 @dataclass(frozen=True)

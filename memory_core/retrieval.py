@@ -26,7 +26,7 @@ import time
 import unicodedata
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any, Iterable, Sequence
+from typing import Iterable, Sequence
 
 from memory_core.cache import ResultCache
 from memory_core.clock import Clock, as_utc
@@ -36,22 +36,24 @@ from memory_core.context_block import build_context_block
 from memory_core.embedding.base import Embedder
 from memory_core.llm.base import LLMProvider
 from memory_core.records import MemoryRecord, SearchFilters, SearchResponse
+from memory_core.relevance import DEFAULT_MODEL, RelevanceModel, coverage, language, query_terms, slot_terms
+from memory_core.response_cache import CACHE_FORMAT, filters_json, from_json, to_json
 from memory_core.rerank import Reranker
 from memory_core.scoring import Weights, final_score, recency, rrf_sum
 from memory_core.storage.repository import SqlRepository
 from memory_core.telemetry import Recorder
 from memory_core.text.answer_type import asks_when, states_time
+from memory_core.text.constraints import bears_on
 from memory_core.text.expansion import slot_keywords
 from memory_core.text.keywords import keyword_text, keyword_tokens
 from memory_core.text.speaker import name_candidates, query_names_speaker, speaker_label, strip_names
 from memory_core.text.timeparse import parse_time_range
-from memory_core.types import MemoryStatus, MemoryType, ScoreParts, SearchResult, TimeRange
-from memory_core.validation import check_top_k, check_user_id, clean_text
+from memory_core.types import MemoryStatus, ScoreParts, SearchResult, TimeRange
+from memory_core.validation import check_min_relevance, check_top_k, check_user_id, clean_text
 from memory_core.vectors.base import VectorFilter, VectorStore
 
 log = logging.getLogger(__name__)
 STAGES = ("rewrite", "embed", "search", "rerank", "fetch", "total")
-CACHE_FORMAT = 8  # 2-8: speaker, answer-type, speaker-free dense query, told time, window legs; dated context lines; durations
 
 
 @dataclass
@@ -113,6 +115,7 @@ class RetrievalPipeline:
         clock: Clock,
         recorder: Recorder,
         reranker: Reranker | None = None,
+        relevance: RelevanceModel = DEFAULT_MODEL,
     ) -> None:
         self.settings = settings
         self.repo = repo
@@ -123,6 +126,7 @@ class RetrievalPipeline:
         self.clock = clock
         self.recorder = recorder
         self.reranker = reranker
+        self.relevance = relevance
 
     @property
     def weights(self) -> Weights:
@@ -138,23 +142,26 @@ class RetrievalPipeline:
         filters: SearchFilters | None = None,
         at: datetime | None = None,
         options: RetrievalOptions | None = None,
+        min_relevance: float | None = None,
     ) -> SearchResponse:
         started = time.perf_counter()
         options = options or RetrievalOptions()
         user_id = check_user_id(user_id)
         query = clean_text(query, self.settings.max_input_chars, what="query")
         top_k = check_top_k(top_k)
+        threshold = check_min_relevance(self.settings.min_relevance if min_relevance is None else min_relevance)
         filters = _checked_filters(filters or SearchFilters())
         now = as_utc(at) if at else self.clock.now()
         context_text = context if isinstance(context, str) or context is None else "\n".join(context)
 
-        key = self._cache_key(query, top_k, context_text, filters, now, options, as_of=at is not None)
+        key = self._cache_key(query, top_k, context_text, filters, now, options, as_of=at is not None,
+                              threshold=threshold)
         # Read before any data is: see memory_core/cache.py.
         generation = self.cache.generation(user_id) if options.use_cache else None
         if generation is not None:
             cached = self.cache.get(user_id, key, generation)
             if cached is not None:
-                response = _from_json(cached)
+                response = from_json(cached)
                 if response is not None and self._hit_still_true(response, user_id, now, filters):
                     total = (time.perf_counter() - started) * 1000
                     timings = {stage: 0.0 for stage in STAGES} | {"total": total}
@@ -209,16 +216,23 @@ class RetrievalPipeline:
                 candidate.rerank = float(score)
             timings["rerank"] = (time.perf_counter() - t) * 1000
 
-        results = self._score(candidates, records, now, options)[:top_k]
+        if not degraded and options.use_dense:
+            self._fill_cosines(user_id, rewritten, speakers, candidates, now, filters)
+        terms, lang, slots = query_terms(rewritten), language(query), slot_terms(query)
+        scored = self._score(candidates, records, now, options, terms, lang, slots)
+        results = [r for r in scored if (r.parts.absolute or 0.0) >= threshold][:top_k]
+        constraints = self._constraints(user_id, query, now, scored, terms, lang) if options.use_core else []
         context_block = build_context_block(results, self.embedder.count_tokens, self.settings.context_max_tokens)
+        constraint_block = build_context_block(constraints, self.embedder.count_tokens, self.settings.context_max_tokens)
         timings["total"] = (time.perf_counter() - started) * 1000
         response = SearchResponse(
             results=results, context_block=context_block, rewritten_query=rewritten, time_range=time_range,
             timings_ms=timings, cache_hit=False, reranker=self.reranker.name if self.reranker else None,
-            degraded=degraded, notices=notices,
+            degraded=degraded, notices=notices, constraints=constraints, constraint_block=constraint_block,
+            min_relevance=threshold,
         )
         if generation is not None and not degraded:
-            self.cache.set(user_id, key, _to_json(response), generation, ttl_s=_valid_for(records.values(), now))
+            self.cache.set(user_id, key, to_json(response), generation, ttl_s=_valid_for(records.values(), now))
         if options.record:
             self.recorder.accessed([r.memory_id for r in results], now)
         self._record(user_id, response, now, options)
@@ -229,10 +243,11 @@ class RetrievalPipeline:
         """A cached answer is served only if SQL still admits every memory in it, as an
         uncached search's rows must be (owner, status, expiry, filters) and with the same text:
         a cache shared with another deployment, or an entry that outlived a change, is a miss."""
-        if not response.results:
+        held = list(response.results) + list(response.constraints)
+        if not held:
             return True
-        rows = self.repo.get_many([r.memory_id for r in response.results])
-        for result in response.results:
+        rows = self.repo.get_many([r.memory_id for r in held])
+        for result in held:
             row = rows.get(result.memory_id)
             if (row is None or result.user_id != user_id or row.content != result.content
                     or not self._admissible(row, user_id, now, filters, filters.time_range)):
@@ -442,7 +457,8 @@ class RetrievalPipeline:
                 c.answers_when = states_time(content)
 
     def _score(self, candidates: list[_Candidate], records: dict[str, MemoryRecord], now: datetime,
-               options: RetrievalOptions) -> list[SearchResult]:
+               options: RetrievalOptions, terms: frozenset[str] = frozenset(), lang: str = "en",
+               slots: frozenset[str] = frozenset()) -> list[SearchResult]:
         """Relevance is the fused score relative to this query's best candidate (1.0 = best), so
         importance and recency adjust the order among comparably relevant memories instead of
         drowning the difference between a first and a tenth rank."""
@@ -466,23 +482,79 @@ class RetrievalPipeline:
                 memory_type=record.memory_type, importance=record.importance, created_at=record.created_at,
                 score=round(score, 6),
                 parts=ScoreParts(relevance=round(relevance, 6), importance=record.importance / 5.0,
-                                 recency=round(rec, 6), dense=c.dense, keyword=c.keyword, rerank=c.rerank),
+                                 recency=round(rec, 6), dense=c.dense, keyword=c.keyword, rerank=c.rerank,
+                                 absolute=round(self.relevance(c.dense, self._coverage(c, record, terms, slots),
+                                                               lang), 6)),
                 entities=record.entities, source=record.source, meta=record.meta,
             ))
         results.sort(key=lambda r: (-r.score, -r.created_at.timestamp(), r.memory_id))
         return results
 
+    @staticmethod
+    def _coverage(c: _Candidate, record: MemoryRecord, terms: frozenset[str], slots: frozenset[str]) -> float:
+        """How much of the query the memory covers, for absolute relevance: its words, and half at
+        least when it falls in the time the query names ("what did I do last week?" shares no
+        word with what was done) or is a line of the speaker the query names."""
+        cov = coverage(terms, record.content, record.context, slots)
+        if c.window_dense_rank is not None or c.window_keyword_rank is not None or c.speaker_named:
+            cov = max(cov, 0.5)
+        return cov
+
+    def _fill_cosines(self, user_id: str, query: str, speakers: frozenset[str], candidates: list[_Candidate],
+                      now: datetime, filters: SearchFilters) -> None:
+        """The query's cosine for every candidate the dense legs did not return (keyword hits,
+        neighbours, the time window): absolute relevance needs it. One dense search restricted to
+        those ids (exact, a few dozen vectors)."""
+        missing = tuple(c.memory_id for c in candidates if c.dense is None)
+        if not missing:
+            return
+        try:
+            vector = self.embedder.embed_queries([strip_names(query, speakers)])[0]
+            flt = replace(self._vector_filter(user_id, now, filters, filters.time_range), memory_ids=missing,
+                          created_from=None, created_to=int(now.timestamp()) + 1)
+            by_id = {c.memory_id: c for c in candidates}
+            for hit in self.vectors.search_dense(vector, flt, len(missing)):
+                if hit.memory_id in by_id:
+                    by_id[hit.memory_id].dense = hit.score
+        except Exception as exc:  # relevance then rests on the words alone
+            log.warning("cosines for keyword-only candidates unavailable: %s", exc)
+
+    def _constraints(self, user_id: str, query: str, now: datetime, scored: Sequence[SearchResult],
+                     terms: frozenset[str], lang: str) -> list[SearchResult]:
+        """The user's constraints that bear on ``query`` (memory_core.text.constraints), whatever
+        their rank: an allergy must shape a snack suggestion that shares no word with it."""
+        try:
+            records = [r for r in self.repo.constraints(user_id, now) if bears_on(r.content, query)]
+        except Exception as exc:  # the reply goes on without them; the log says why
+            log.warning("constraints could not be read: %s", exc)
+            return []
+        ranked = {r.memory_id: r for r in scored}
+        out = []
+        for record in records:
+            if record.memory_id in ranked:
+                out.append(ranked[record.memory_id])
+                continue
+            cov = coverage(terms, record.content, record.context)
+            out.append(SearchResult(
+                memory_id=record.memory_id, user_id=record.user_id, content=record.content,
+                memory_type=record.memory_type, importance=record.importance, created_at=record.created_at,
+                score=0.0, parts=ScoreParts(relevance=0.0, importance=record.importance / 5.0,
+                                            recency=recency(record.created_at, now, self.weights.half_life_days),
+                                            absolute=round(self.relevance(None, cov, lang), 6)),
+                entities=record.entities, source=record.source, meta=record.meta))
+        return out
+
     # ---- bookkeeping ----------------------------------------------------------------------
     def _cache_key(self, query: str, top_k: int, context: str | None, filters: SearchFilters, now: datetime,
-                   options: RetrievalOptions, as_of: bool = False) -> str:
+                   options: RetrievalOptions, as_of: bool = False, threshold: float = 0.0) -> str:
         """The day is part of the key (recency and "yesterday" move with it). A search as of a
         given instant (``at``) keys on that instant: what was written by then differs within a
         day, and nothing invalidates a cached answer about the past."""
         normalised = " ".join(unicodedata.normalize("NFKC", query).lower().split())
         payload = json.dumps({
             "v": CACHE_FORMAT, "q": normalised, "k": top_k, "c": context or "",
-            "f": _filters_json(filters), "day": now.isoformat() if as_of else now.date().isoformat(),
-            "o": asdict(options),
+            "f": filters_json(filters), "day": now.isoformat() if as_of else now.date().isoformat(),
+            "o": asdict(options), "min": threshold,
         }, sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
@@ -519,55 +591,3 @@ def _valid_for(records: Iterable[MemoryRecord], now: datetime) -> float | None:
     invalidates it: expiry is a moment passing, the job only records it later."""
     ends = [r.expires_at for r in records if r.expires_at is not None and r.expires_at > now]
     return (min(ends) - now).total_seconds() if ends else None
-
-
-def _filters_json(filters: SearchFilters) -> dict[str, Any]:
-    tr = filters.time_range
-    return {
-        "t": [tr.start.isoformat() if tr and tr.start else None, tr.end.isoformat() if tr and tr.end else None],
-        "types": sorted(t.value for t in filters.memory_types),
-        "imp": filters.min_importance,
-        "ent": sorted(filters.entities),
-    }
-
-
-def _to_json(response: SearchResponse) -> str:
-    def result(r: SearchResult) -> dict[str, Any]:
-        data = asdict(r)
-        data["memory_type"] = r.memory_type.value
-        data["created_at"] = r.created_at.isoformat()
-        return data
-
-    tr = response.time_range
-    return json.dumps({
-        "results": [result(r) for r in response.results],
-        "context_block": response.context_block,
-        "rewritten_query": response.rewritten_query,
-        "time_range": None if tr is None else {
-            "start": tr.start.isoformat() if tr.start else None,
-            "end": tr.end.isoformat() if tr.end else None, "label": tr.label},
-        "reranker": response.reranker,
-        "notices": response.notices,
-    }, ensure_ascii=False)
-
-
-def _from_json(text: str) -> SearchResponse | None:
-    """Rebuild a cached response; anything unreadable is treated as a miss."""
-    try:
-        data = json.loads(text)
-        results = []
-        for r in data["results"]:
-            parts = ScoreParts(**r.pop("parts"))
-            r["memory_type"] = MemoryType(r["memory_type"])
-            r["created_at"] = datetime.fromisoformat(r["created_at"])
-            results.append(SearchResult(parts=parts, **r))
-        tr = data["time_range"]
-        time_range = None if tr is None else TimeRange(
-            start=datetime.fromisoformat(tr["start"]) if tr["start"] else None,
-            end=datetime.fromisoformat(tr["end"]) if tr["end"] else None, label=tr["label"])
-        return SearchResponse(results=results, context_block=data["context_block"],
-                              rewritten_query=data["rewritten_query"], time_range=time_range, timings_ms={},
-                              cache_hit=True, reranker=data["reranker"], notices=list(data["notices"]))
-    except Exception as exc:
-        log.warning("unreadable cache entry ignored: %s", exc)
-        return None

@@ -47,6 +47,9 @@ class Analysis:
     memory_type: MemoryType
     entities: list[str] = field(default_factory=list)
     summary: str = ""
+    # An allergy, diet, dislike or "never ..." (memory_core.text.constraints): offered to every
+    # request it bears on, and passed to the reply as a constraint.
+    constraint_kind: str | None = None
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,9 @@ class ScoreParts:
     dense: float | None = None  # raw cosine similarity, when the dense leg found it
     keyword: float | None = None  # raw BM25 score, when the keyword leg found it
     rerank: float | None = None  # cross-encoder score, when a reranker ran
+    # Calibrated relevance in [0, 1] that means the same for every query (memory_core.relevance),
+    # beside ``relevance``, which is relative to this query's best hit.
+    absolute: float | None = None
 
 
 @dataclass(frozen=True)

@@ -56,6 +56,13 @@ def check_top_k(value: object) -> int:
     return k
 
 
+def check_min_relevance(value: object) -> float:
+    """A relevance threshold: a real number from 0 to 1 (0 keeps every result)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= float(value) <= 1.0:
+        raise ValidationError(f"min_relevance must be a number from 0 to 1, got {value!r}")
+    return float(value)
+
+
 def check_user_id(value: object, what: str = "user_id", *, new: bool = False) -> str:
     """User ids may hold quotes, backslashes, spaces and any printable Unicode (they are
     escaped wherever they go); not control characters (Cc: NUL, tab, newline, DEL, C1), lone

@@ -28,6 +28,8 @@ from memory_core.records import AddItem, AddResult, MemoryRecord
 from memory_core.storage.repository import SqlRepository, snapshot
 from memory_core.text.chunking import chunk_text
 from memory_core.text.event_time import event_span
+from memory_core.text.facts import is_paraphrase, same_values
+from memory_core.text.speaker import speaker_label
 from memory_core.text.pii import redact
 from memory_core.text.similarity import bigram_jaccard, normalize_for_compare
 from memory_core.types import Analysis, MemoryStatus
@@ -110,11 +112,13 @@ class WritePipeline:
         llm: LLMProvider,
         cache: ResultCache,
         clock: Clock,
-        after_write: Callable[[dict[str, MemoryRecord], dict[str, np.ndarray], str], None] | None = None,
+        after_write: Callable[[dict[str, MemoryRecord], dict[str, np.ndarray], str],
+                              Sequence[tuple[str, str]] | None] | None = None,
     ) -> None:
         """``after_write(created_records_by_id, vectors_by_id, actor)`` runs once new memories are
-        stored and indexed (the engine resolves newer-wins conflicts there); its failure never fails
-        the write, which has already landed."""
+        stored and indexed (the engine resolves newer-wins conflicts there) and returns the
+        ``(old_id, new_id)`` pairs it superseded, which each ``AddResult`` reports; its failure
+        never fails the write, which has already landed."""
         self.after_write = after_write
         self.settings = settings
         self.repo = repo
@@ -160,6 +164,7 @@ class WritePipeline:
                                      _sources(item.source), context))
         stages = _stages(chunks, self.settings.write_stage_chunks if stage_chunks is None else stage_chunks)
         pending: set[str] = set()
+        replaced: dict[str, list[str]] = {}  # new memory id -> the ids it superseded
         # One worker per call, so a chat write never queues behind a bulk import's stages.
         worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed")
 
@@ -173,7 +178,10 @@ class WritePipeline:
                 if number + 1 < len(stages):  # one stage ahead, no more: a huge import's vectors
                     ahead = embed(stages[number + 1])  # never pile up in memory
                 try:
-                    pending |= self._write_stage(stage, stage_vectors, actor)
+                    stage_pending, pairs = self._write_stage(stage, stage_vectors, actor)
+                    pending |= stage_pending
+                    for old_id, new_id in pairs:
+                        replaced.setdefault(new_id, []).append(old_id)
                 except Exception as exc:
                     if number:
                         landed = stages[number][0].item_index
@@ -197,6 +205,7 @@ class WritePipeline:
                 deduplicated=[c.duplicate_of for c in mine if c.duplicate_of is not None],
                 redactions=kinds,
                 pending_index=[c.memory_id for c in mine if c.memory_id in pending],
+                superseded=[old for c in mine if c.duplicate_of is None for old in replaced.get(c.memory_id, [])],
             ))
         return results
 
@@ -213,10 +222,11 @@ class WritePipeline:
         redaction = redact(text)
         return item, user_id, redaction.text, sorted(set(redaction.kinds)), context
 
-    def _write_stage(self, chunks: list[_Chunk], vectors: Future[np.ndarray], actor: str) -> set[str]:
+    def _write_stage(self, chunks: list[_Chunk], vectors: Future[np.ndarray],
+                     actor: str) -> tuple[set[str], list[tuple[str, str]]]:
         """Analyse, deduplicate, store, index and conflict-check one stage; returns the ids left
-        pending (stored, vector not written). ``vectors`` is the stage's embedding, computed on the
-        worker while this runs."""
+        pending (stored, vector not written) and the ``(old, new)`` pairs newer-wins superseded.
+        ``vectors`` is the stage's embedding, computed on the worker while this runs."""
         for chunk in chunks:
             chunk.analysis = self.llm.analyze(chunk.text, chunk.at, chunk.context or None)
             chunk.hash = content_hash(self.embedder.name, embed_text(chunk.text))
@@ -227,15 +237,17 @@ class WritePipeline:
         new_chunks = [c for c in chunks if c.duplicate_of is None and c.memory_id in created]
         pending = self._index(new_chunks, created)
         self._refresh_absorbed({c.duplicate_of for c in chunks if c.duplicate_of is not None})
+        pairs: list[tuple[str, str]] = []
         if self.after_write is not None and new_chunks:
             try:
-                self.after_write({c.memory_id: created[c.memory_id] for c in new_chunks},
-                                 {c.memory_id: c.vector for c in new_chunks if c.vector is not None}, actor)
+                pairs = list(self.after_write({c.memory_id: created[c.memory_id] for c in new_chunks},
+                                              {c.memory_id: c.vector for c in new_chunks if c.vector is not None},
+                                              actor) or [])
             except Exception as exc:
                 log.warning("post-write step failed (the memories are stored): %s", exc)
         for user_id in {c.user_id for c in chunks}:
             self.cache.invalidate_user(user_id)
-        return pending
+        return pending, pairs
 
     # ---- steps --------------------------------------------------------------------------
     def _context(self, raw: str | None) -> str:
@@ -249,15 +261,28 @@ class WritePipeline:
         return text if len(text) <= limit else "…" + text[-limit:].lstrip()
 
     def _is_duplicate(self, text: str, other_text: str, cosine: float) -> bool:
-        """Same text once normalised, or embedding-close AND lexically close. Cosine alone would
-        fold different facts together ("对芒果过敏" vs "对花生过敏" score 0.96 with e5)."""
-        if normalize_for_compare(text) == normalize_for_compare(other_text):
+        """The same fact: the same values (numbers, codes, "A+" / "A-", days, people, negation:
+        a text that changes one is a correction, stored so newer-wins can replace the old one),
+        and the same text once normalised, or embedding-close and lexically close, or a
+        paraphrase ("I live with my grandmother." / "My grandmother lives with me."). Cosine
+        alone would fold different facts together ("对芒果过敏" vs "对花生过敏" score 0.96 with e5)."""
+        identical = normalize_for_compare(text) == normalize_for_compare(other_text)
+        if not identical and cosine < min(self.settings.dedup_similarity, self.settings.dedup_paraphrase_similarity - 0.05):
+            return False  # the cheap test first: most pairs of a batch are far apart
+        if not same_values(text, other_text):
+            return False
+        if identical:
             return True
-        return cosine >= self.settings.dedup_similarity and bigram_jaccard(text, other_text) >= self.settings.dedup_lexical
+        if cosine >= self.settings.dedup_similarity and bigram_jaccard(text, other_text) >= self.settings.dedup_lexical:
+            return True
+        if speaker_label(text) is not None or speaker_label(other_text) is not None:
+            return False  # a transcript's turns are records of what was said, each kept
+        return is_paraphrase(text, other_text, cosine, self.settings.dedup_paraphrase_similarity)
 
     def _find_duplicates(self, chunks: list[_Chunk]) -> None:
         """A copy of an active memory of the same user, or of another item earlier in this batch,
-        refreshes that memory instead of adding a new one. Chunks of one text never fold together."""
+        refreshes that memory instead of adding a new one. Chunks of one text fold together only
+        when identical (a paste that repeats itself); overlapping chunks stay apart."""
         by_user: dict[str, list[_Chunk]] = {}
         for chunk in chunks:
             by_user.setdefault(chunk.user_id, []).append(chunk)
@@ -267,18 +292,33 @@ class WritePipeline:
             existing_ids = _existing_hashes(self.repo, user_id, [c.hash for c in mine])
             nearest = self._nearest(user_id, mine)
             kept: list[_Chunk] = []
+            kept_vectors: list[np.ndarray] = []
+            kept_by_text: dict[str, _Chunk] = {}
+            floor = min(self.settings.dedup_similarity, self.settings.dedup_paraphrase_similarity - 0.05)
+            by_hash: dict[str, str] = {}
             for chunk in mine:
-                existing = existing_ids.get(chunk.hash)
+                existing = existing_ids.get(chunk.hash) or by_hash.get(chunk.hash)
                 if existing is not None:
+                    # Also a chunk identical to an earlier one of the same text: a long paste
+                    # that repeats itself is one memory, not five identical ones.
                     chunk.duplicate_of = existing
                     continue
-                twin = next((k for k in kept if k.item_index != chunk.item_index
-                             and self._is_duplicate(chunk.text, k.text, float(k.vector @ chunk.vector))), None)
+                # Also a chunk of the same text: overlapping chunks of ordinary text share only their
+                # overlap, so only a text that repeats itself has chunks that are near-duplicates.
+                # One matrix product against what this batch kept; the text rules only for the few
+                # close enough (or identical once normalised).
+                sims = np.stack(kept_vectors) @ chunk.vector if kept_vectors else np.zeros(0)
+                close_kept = [kept[i] for i in np.flatnonzero(sims >= floor)]
+                same_text = kept_by_text.get(normalize_for_compare(chunk.text))
+                if same_text is not None and same_text not in close_kept:
+                    close_kept.append(same_text)
+                twin = next((k for k in close_kept
+                             if self._is_duplicate(chunk.text, k.text, float(k.vector @ chunk.vector))), None)
                 if twin is not None:
-                    chunk.duplicate_of = twin.memory_id
+                    chunk.duplicate_of = by_hash[chunk.hash] = twin.memory_id
                     continue
                 hits = nearest.get(id(chunk), [])
-                close = [h for h in hits if h.score >= self.settings.dedup_similarity]
+                close = [h for h in hits if h.score >= floor]
                 if close:
                     # The vector index may still hold a memory that has left retrieval (its vector
                     # delete failed and waits for reconcile): only an active memory of this user
@@ -288,9 +328,12 @@ class WritePipeline:
                     match = next((h for h in close if h.memory_id in texts
                                   and self._is_duplicate(chunk.text, texts[h.memory_id].content, h.score)), None)
                     if match is not None:
-                        chunk.duplicate_of = match.memory_id
+                        chunk.duplicate_of = by_hash[chunk.hash] = match.memory_id
                         continue
+                by_hash[chunk.hash] = chunk.memory_id
                 kept.append(chunk)
+                kept_vectors.append(chunk.vector)
+                kept_by_text.setdefault(normalize_for_compare(chunk.text), chunk)
 
     def _nearest(self, user_id: str, chunks: list[_Chunk]) -> dict[int, list[VectorHit]]:
         """The 3 nearest stored vectors of each chunk (keyed by ``id(chunk)``), one batched search
@@ -334,6 +377,7 @@ class WritePipeline:
                     source=chunk.source, access_count=0, last_accessed_at=None, superseded_by=None,
                     merged_from=[], vector_written=False, content_hash=chunk.hash, context=chunk.context or None,
                     event_start=event.start if event else None, event_end=event.end if event else None,
+                    constraint_kind=analysis.constraint_kind,
                 )
                 stored.append((chunk, self.repo.insert(session, values)))
             # One flush for the batch (was one per row, with a read-back: a third of the

@@ -25,6 +25,7 @@ from services.chat import (
     new_session_id,
 )
 from services.demo_data import DEMO_USERS, seed_demo
+from services.safe_text import md_escape
 from ui.common import engine_or_stop, friendly_errors, require_principal
 
 st.set_page_config(page_title="Chat · Long-term memory", page_icon="💬", layout="wide")
@@ -117,9 +118,11 @@ def render_memory_notice() -> None:
     if remembered.error:
         st.warning(f"Your last message could not be remembered: {remembered.error}")
     elif remembered.created:
-        shown = "; ".join(c[:80] for c in remembered.created_contents)
+        shown = md_escape("; ".join(c[:80] for c in remembered.created_contents))
         cols = st.columns([8, 1])
-        cols[0].success(f"🧠 Remembered: {shown}", icon="💾")
+        replaced = md_escape("; ".join(c[:80] for c in remembered.replaced_contents))
+        cols[0].success(f"🧠 Remembered: {shown}" + (f" — this replaces what you said before: {replaced}"
+                                                       if replaced else ""), icon="💾")
         if cols[1].button("Undo", key="chat_undo", help="Delete what was just remembered"):
             try:
                 deleted = chat.forget(principal, remembered)
@@ -149,13 +152,17 @@ def render_info(info: TurnInfo) -> None:
                        "only. " + " ".join(info.notices))
         elif info.notices:
             st.caption(" ".join(info.notices))
+        if info.constraints:
+            st.caption("Constraints applied to this reply:")
+            st.table(pd.DataFrame([{"date": c.created_at.strftime("%Y-%m-%d"), "constraint": c.content}
+                                   for c in info.constraints]), hide_index=True)
         if info.used:
             st.table(pd.DataFrame([{
                 "date": u.created_at.strftime("%Y-%m-%d"), "memory": u.content, "score": f"{u.score:.3f}",
-                "relevance": f"{u.relevance:.3f}", "importance": f"{u.importance:.3f}",
+                "relevance": f"{u.absolute:.2f}", "importance (1-5)": u.importance,
                 "recency": f"{u.recency:.3f}"} for u in info.used]), hide_index=True)
         else:
-            st.caption("No stored memory matched this message.")
+            st.caption(f"No stored memory was relevant enough to this message (threshold {info.min_relevance:.2f}).")
         st.caption(f"Retrieval {info.retrieval_ms:.1f} ms · {'cache hit' if info.cache_hit else 'cache miss'} · "
                    f"reranker: {info.reranker or 'none (fused hybrid ranking)'} · LLM: {info.llm_name}"
                    f"{' (offline)' if info.llm_offline else ''}")

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
-from memory_core.text.intent import is_question_or_request
+from memory_core.text.intent import asked_question, is_small_talk, statement_part
 from services.auth import Principal
 # DATABASE_UNAVAILABLE and DatabaseUnavailable are re-exported: the chat page and its tests take them from here.
 from services.outage import DATABASE_UNAVAILABLE, DatabaseUnavailable, database_guard  # noqa: F401
@@ -75,9 +75,15 @@ class UsedMemory:
     content: str
     created_at: datetime
     score: float
-    relevance: float
-    importance: float
+    relevance: float  # relative to this query's best hit (1.0 = best)
+    importance: int  # 1-5, the scale Admin shows
     recency: float
+    absolute: float = 0.0  # calibrated relevance, comparable across queries
+
+    @classmethod
+    def of(cls, result: Any) -> "UsedMemory":
+        return cls(result.memory_id, result.content, result.created_at, result.score, result.parts.relevance,
+                   int(result.importance), result.parts.recency, float(result.parts.absolute or 0.0))
 
 
 @dataclass(frozen=True)
@@ -93,15 +99,20 @@ class TurnInfo:
     reranker: str | None
     llm_name: str
     llm_offline: bool
+    # The user's constraints that bear on the message (allergies, diets, "never ..."), passed to
+    # the reply as constraints whatever their rank.
+    constraints: list[UsedMemory] = field(default_factory=list)
+    constraint_block: str = ""
+    min_relevance: float = 0.0
 
     @classmethod
     def from_search(cls, response: "SearchResponse", llm_name: str, llm_offline: bool) -> "TurnInfo":
-        used = [UsedMemory(r.memory_id, r.content, r.created_at, r.score, r.parts.relevance, r.parts.importance,
-                           r.parts.recency) for r in response.results]
-        return cls(used=used, context_block=response.context_block,
+        return cls(used=[UsedMemory.of(r) for r in response.results], context_block=response.context_block,
                    retrieval_ms=float(response.timings_ms.get("total", 0.0)), cache_hit=response.cache_hit,
                    degraded=response.degraded, notices=list(response.notices), reranker=response.reranker,
-                   llm_name=llm_name, llm_offline=llm_offline)
+                   llm_name=llm_name, llm_offline=llm_offline,
+                   constraints=[UsedMemory.of(r) for r in response.constraints],
+                   constraint_block=response.constraint_block, min_relevance=response.min_relevance)
 
 
 @dataclass
@@ -144,6 +155,8 @@ class Remembered:
     skipped: str | None = None  # why nothing was written (not an error)
     # The stored text of each memory in ``created``, same order: what the notice shows and Undo deletes.
     created_contents: list[str] = field(default_factory=list)
+    # Older memories the new ones replaced (newer wins), so the notice can say what changed.
+    replaced_contents: list[str] = field(default_factory=list)
 
 
 class ChatService:
@@ -196,11 +209,17 @@ class ChatService:
             engine.record_message(message_id=message_id, user_id=principal.user_id, session_id=session_id,
                                   role="user", content=text, at=now)
             context = [m["content"] for m in earlier if m["role"] == "user"][-3:]
-            response = engine.search(principal.user_id, text, top_k=self.top_k, context=context or None)
+            # Small talk ("haha thanks", "好的") asks for nothing: no memory is brought in.
+            response = engine.search(principal.user_id, text, top_k=self.top_k, context=context or None,
+                                     min_relevance=1.0 if is_small_talk(text) else None)
         info = TurnInfo.from_search(response, engine.llm.name, bool(getattr(engine.llm, "offline", False)))
         messages = [ChatMessage(m["role"], m["content"]) for m in earlier] + [ChatMessage("user", text)]
-        chunks = engine.llm.reply(messages, response.context_block, now)
+        chunks = engine.llm.reply(messages, response.context_block, now, response.constraint_block)
         last_reply = next((m["content"] for m in reversed(earlier) if m["role"] == "assistant"), None)
+        # Only a question is answered: indexing every reply with the assistant message before it
+        # made "The weather is lovely" findable by the memories that message listed.
+        if last_reply is not None and not asked_question(last_reply):
+            last_reply = None
         return PreparedTurn(principal, session_id, text, message_id, info, _chunks=iter(chunks),
                             answered=last_reply)
 
@@ -221,16 +240,20 @@ class ChatService:
 
     def remember(self, principal: Principal, session_id: str, text: str, message_id: str,
                  answered: str | None = None) -> Remembered:
-        """Write ``text`` as memories of the user, with the message id as provenance and the
-        assistant message it replied to as context ("yes, two cats" answers "any pets?"). A bare
-        question or request ("给我推荐点零食") states nothing about the user and is not stored."""
-        if is_question_or_request(text):
+        """Write what ``text`` states as memories of the user, with the message id as provenance and
+        the assistant message it replied to as context ("yes, two cats" answers "any pets?"). A
+        question or request ("给我推荐点零食", "我住在哪里") states nothing about the user and is not
+        stored; a message that mixes both ("我搬到上海了，附近有什么好吃的？") stores its statement."""
+        statement = statement_part(text)
+        if not statement:
             return Remembered(message_id, [], [], [], [], [], skipped="a question or request, nothing to remember")
+        if answered is None and is_small_talk(statement):  # an answer to a question is never small talk
+            return Remembered(message_id, [], [], [], [], [], skipped="small talk, nothing to remember")
         try:
             with _database("remember"):
-                result = self.engine.add(principal.user_id, text, session_id=session_id, source=message_id,
+                result = self.engine.add(principal.user_id, statement, session_id=session_id, source=message_id,
                                          actor=f"chat:{principal.username}", context=answered)
-                records = self.engine.repo.get_many(result.memory_ids)
+                records = self.engine.repo.get_many(result.memory_ids + result.superseded)
         except DatabaseUnavailable as exc:
             return Remembered(message_id, [], [], [], [], [], error=str(exc))
         except Exception as exc:  # shown as a notice; the chat goes on
@@ -240,8 +263,10 @@ class ChatService:
         # ``memory_ids`` mixes refreshed (deduplicated) and new chunks in message order: the
         # created ones' texts are looked up by id, never by position in ``contents``.
         created_contents = [records[mid].content if mid in records else "" for mid in result.created]
+        replaced = [records[mid].content for mid in result.superseded if mid in records]
         return Remembered(message_id, list(result.memory_ids), list(result.created), list(result.deduplicated),
-                          contents, list(result.redactions), created_contents=created_contents)
+                          contents, list(result.redactions), created_contents=created_contents,
+                          replaced_contents=replaced)
 
     def forget_turn(self, principal: Principal, session_id: str, text: str,
                     remembered: Remembered | None) -> tuple[str, list[str]]:

@@ -134,6 +134,18 @@ class PostgresRelay:
             except OSError:
                 pass
 
+    def drop_connections(self) -> None:
+        """Cut every open connection but keep accepting new ones: what a database restart
+        looks like to a client pool, without touching the machine's PostgreSQL."""
+        with self._lock:
+            sockets, self._open = self._open, []
+        for sock in sockets:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            sock.close()
+
     def close(self) -> None:
         with self._lock:
             self._closed = True

@@ -216,9 +216,12 @@ def test_chat_round_trip_writes_and_uses_memories(app_env: dict[str, str]) -> No
     assert "芒果" not in reply.replace("避开芒果", "").replace("芒果过敏", "")  # recommends no mango
     expander = at.chat_message[1].expander[0]
     assert "memories used" in expander.label and "retrieval" in expander.label
-    used = expander.table[0].value
-    assert "我对芒果过敏" in set(used["memory"])
-    assert {"date", "relevance", "importance", "recency"} <= set(used.columns)
+    tables = [t.value for t in expander.table]
+    constraints = next(t for t in tables if "constraint" in t.columns)
+    assert "我对芒果过敏" in set(constraints["constraint"])  # the allergy shaped the reply as a constraint
+    for used in (t for t in tables if "memory" in t.columns):
+        assert {"date", "relevance", "importance (1-5)", "recency"} <= set(used.columns)
+        assert all(1 <= int(i) <= 5 for i in used["importance (1-5)"])
     _wait_for_write(at)
     # the past session is listed in the sidebar
     assert any(b.key == f"chat_open_{first_session}" for b in at.sidebar.button)

@@ -26,11 +26,13 @@ def test_time_words_in_the_query_filter_by_date(make_engine) -> None:
     assert engine.search("u1", "where did I go cycling last week?").results[0].memory_id == last_week
     hard = SearchFilters(time_range=TimeRange(start=datetime(2024, 4, 1, tzinfo=timezone.utc),
                                               end=datetime(2024, 5, 1, tzinfo=timezone.utc)))
-    assert [r.memory_id for r in engine.search("u1", "cycling 骑车", filters=hard).results] == [april]
-    everything = {r.memory_id for r in engine.search("u1", "骑车 cycling", top_k=10).results}
+    # (No relevance threshold below: these check what the filters let through.)
+    assert [r.memory_id for r in engine.search("u1", "cycling 骑车", filters=hard, min_relevance=0.0).results] == [april]
+    everything = {r.memory_id for r in engine.search("u1", "骑车 cycling", top_k=10, min_relevance=0.0).results}
     assert everything == {may, april, last_week}
     # "as of" a date in the past: nothing written later is visible.
-    early = engine.search("u1", "骑车 cycling", top_k=10, at=datetime(2024, 5, 1, tzinfo=timezone.utc))
+    early = engine.search("u1", "骑车 cycling", top_k=10, at=datetime(2024, 5, 1, tzinfo=timezone.utc),
+                          min_relevance=0.0)
     assert {r.memory_id for r in early.results} == {april}
 
 
@@ -74,7 +76,7 @@ def test_configured_reranker_scores_the_candidates(make_engine, tmp_path: Path) 
     engine = make_engine(reranker=reranker)
     for text in ("I am allergic to peanuts", "My dog is called Rex", "I live in Porto"):
         engine.add("u1", text)
-    response = engine.search("u1", "peanuts", top_k=3)
+    response = engine.search("u1", "peanuts", top_k=3, min_relevance=0.0)  # the reranker's order, unthresholded
     assert response.reranker == reranker.name and response.timings_ms["rerank"] > 0
     assert len(response.results) == 3
     for result in response.results:
@@ -210,8 +212,11 @@ def test_a_when_question_prefers_the_memory_that_states_the_time(make_engine) ->
 
     t0 = NOW - timedelta(days=20)
     texts = [
-        "The support group was so powerful, the support group stories moved me and I went home inspired.",
-        "I went to the support group last Friday.",
+        # Worded so that without the boost it clearly outranks the answer on this model (the first
+        # wording left the two tied at relevance 1.0, so the premise below failed).
+        "The support group was so powerful, the support group stories moved me and I went to the support group "
+        "again and again.",
+        "Last Friday I went to the group.",
         "My sister Anna lives in Porto.",
     ]
     engine = make_engine(clock=FixedClock(NOW))
@@ -220,8 +225,8 @@ def test_a_when_question_prefers_the_memory_that_states_the_time(make_engine) ->
     feeling, dated, _sister = ids
 
     def ranked(query: str, **options: bool) -> list[str]:
-        response = engine.search("u1", query, top_k=3, options=RetrievalOptions(use_cache=False, record=False,
-                                                                                  **options))
+        response = engine.search("u1", query, top_k=3, min_relevance=0.0,
+                                 options=RetrievalOptions(use_cache=False, record=False, **options))
         return [r.memory_id for r in response.results]
 
     question = "When did I go to the support group?"

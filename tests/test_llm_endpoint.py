@@ -39,8 +39,9 @@ def test_engine_uses_configured_endpoint(make_engine, fake: FakeOpenAI) -> None:
     fake.script = [{"text": "Sure — here is a Markdown table."}]
     reply = "".join(engine.llm.reply([ChatMessage("user", "show my plan")], response.context_block, NOW))
     assert reply == "Sure — here is a Markdown table."
-    system_prompt = fake.requests[-1]["messages"][0]["content"]
-    assert "Markdown" in system_prompt and fake.requests[-1]["stream"] is True
+    system_prompt, data = (m["content"] for m in fake.requests[-1]["messages"][:2])
+    # The memory reaches the model as quoted data, not as part of the instructions.
+    assert "Markdown" in data and "Markdown" not in system_prompt and fake.requests[-1]["stream"] is True
     assert engine.llm.failures == 0
 
 

@@ -197,11 +197,9 @@ def test_the_runs_actor_is_written_into_every_history_entry(make_engine) -> None
     engine = make_engine(clock=FixedClock(T0))
     now = T0 + timedelta(days=10)
 
-    def due_memories() -> tuple[str, str]:
-        used = engine.add("u-actor", f"I play chess with Omar on Tuesdays {uuid.uuid4().hex[:6]}",
-                          actor="test").created[0]
-        unused = engine.add("u-actor", f"I tried the new noodle bar by the station {uuid.uuid4().hex[:6]}",
-                            actor="test").created[0]
+    def due_memories(used_text: str, unused_text: str) -> tuple[str, str]:
+        used = engine.add("u-actor", used_text, actor="test").created[0]
+        unused = engine.add("u-actor", unused_text, actor="test").created[0]
         engine.update(used, actor="test", expires_at=now + timedelta(days=2))  # due within the look-ahead
         engine.update(unused, actor="test", expires_at=now - timedelta(hours=1))  # past due
         with engine.repo.session() as session:  # retrieved often, last time yesterday: earns an extension
@@ -209,9 +207,9 @@ def test_the_runs_actor_is_written_into_every_history_entry(make_engine) -> None
                             .values(access_count=25, last_accessed_at=now - timedelta(days=1)))
         return used, unused
 
-    by_scheduler = due_memories()
+    by_scheduler = due_memories("I play chess with Omar on Tuesdays", "I tried the new noodle bar by the station")
     assert expire_due(engine, now) == {"skipped": 0, "checked": 1, "extended": 1, "expired": 1, "errors": 0}
-    by_staff = due_memories()
+    by_staff = due_memories("My sister Lena teaches piano in Graz", "We watched a comet from the roof last night")
     counts = expire_due(engine, now, actor="staff:carol")
     assert (counts["extended"], counts["expired"], counts["errors"]) == (1, 1, 0)
 

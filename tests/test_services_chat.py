@@ -51,7 +51,7 @@ def test_a_turn_replies_from_memory_then_remembers(engine) -> None:  # type: ign
     assert any("芒果过敏" in used.content for used in second.info.used)
     assert "芒果过敏" in second.info.context_block  # the prompt carried the memory
     used = next(u for u in second.info.used if "芒果过敏" in u.content)
-    assert 0 <= used.relevance <= 1 and 0 <= used.importance <= 1 and 0 <= used.recency <= 1
+    assert 0 <= used.relevance <= 1 and 1 <= used.importance <= 5 and 0 <= used.recency <= 1  # the Admin scale
     assert second.info.retrieval_ms > 0
     for fruit_line in [line for line in answer.splitlines() if "推荐" in line]:
         assert "芒果" not in fruit_line.split("避开")[0]  # no mango among the recommendations

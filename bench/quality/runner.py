@@ -105,8 +105,10 @@ def _ask(engine: MemoryEngine, corpus: Corpus, options: RetrievalOptions, with_c
     run = MethodRun()
     t = time.perf_counter()
     for q in corpus.queries:
+        # The ranking is what is scored: no relevance threshold here (bench.relevance measures
+        # what the default threshold keeps of it).
         response = engine.search(q.user_id, q.text, top_k=TOP_K, context=q.context or None, at=q.at,
-                                 options=options)
+                                 options=options, min_relevance=0.0)
         run.rankings.append([source_ids(r.source, corpus.name) for r in response.results])
         if with_context:
             block = build_context_block(response.results[:5], engine.embedder.count_tokens,

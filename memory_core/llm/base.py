@@ -54,8 +54,10 @@ class LLMProvider(ABC):
         """A standalone search query: relative dates made absolute, filler removed."""
 
     @abstractmethod
-    def reply(self, messages: Sequence[ChatMessage], memory_context: str, now: datetime) -> Iterator[str]:
-        """Stream a chat reply (chunks of text) that uses ``memory_context``."""
+    def reply(self, messages: Sequence[ChatMessage], memory_context: str, now: datetime,
+              constraints: str = "") -> Iterator[str]:
+        """Stream a chat reply (chunks of text) that uses ``memory_context`` (dated memory lines)
+        and respects ``constraints`` (dated lines: allergies, diets, dislikes, "never ...")."""
 
     @abstractmethod
     def propose_merges(self, memories: Sequence[MemoryBrief]) -> list[MergeProposal]:

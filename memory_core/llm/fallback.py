@@ -45,10 +45,11 @@ class FallbackLLM(LLMProvider):
         return self._call("rewrite_query", lambda: self.primary.rewrite_query(query, now),
                           lambda: self.fallback.rewrite_query(query, now))
 
-    def reply(self, messages: Sequence[ChatMessage], memory_context: str, now: datetime) -> Iterator[str]:
+    def reply(self, messages: Sequence[ChatMessage], memory_context: str, now: datetime,
+              constraints: str = "") -> Iterator[str]:
         produced = False
         try:
-            for chunk in self.primary.reply(messages, memory_context, now):
+            for chunk in self.primary.reply(messages, memory_context, now, constraints):
                 produced = True
                 yield chunk
         except Exception as exc:
@@ -56,7 +57,7 @@ class FallbackLLM(LLMProvider):
             if produced:
                 yield "\n\n(The language model stopped answering; the reply above may be incomplete.)"
                 return
-            yield from self.fallback.reply(messages, memory_context, now)
+            yield from self.fallback.reply(messages, memory_context, now, constraints)
 
     def propose_merges(self, memories: Sequence[MemoryBrief]) -> list[MergeProposal]:
         return self._call("propose_merges", lambda: self.primary.propose_merges(memories),

@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from datetime import datetime
 from typing import Any, Iterator, Sequence
 
 from memory_core.llm.base import ChatMessage, LLMProvider, MemoryBrief, MergeProposal
+from memory_core.llm.prompt import build_reply_messages
+from memory_core.text.constraints import constraint_kind
+from memory_core.text.intent import asked_question
 from memory_core.types import Analysis, MemoryType
 
 
@@ -23,7 +27,11 @@ _JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 
 ANALYZE_PROMPT = """You label a user's message for a long-term memory store. Today is {today}.
 Return only a JSON object: {{"importance": 1-5, "memory_type": "declarative"|"episodic"|"procedural",
-"entities": [up to 12 short strings], "summary": "one short sentence in the message's language"}}.
+"entities": [up to 12 short strings], "summary": "one short sentence in the message's language",
+"constraint": null|"allergy"|"medical"|"diet"|"dislike"|"instruction"}}.
+constraint: what the user must never be offered: an allergy or intolerance, a condition or medicine
+that rules things out, a diet (vegetarian, halal, no alcohol), a dislike of a food, drink or activity,
+or a standing "never ..." request; null otherwise (also when the message lifts one: "not allergic").
 Importance: 5 health/allergies/safety; 4 addresses, contacts, family, work, firm preferences;
 3 plans, dated events, hobbies; 2 mild opinions; 1 greetings and small talk.
 declarative = stable facts; episodic = events in time; procedural = how the user wants things done.
@@ -40,16 +48,15 @@ each group write one merged text that keeps every detail. Return only JSON:
 {"groups": [{"ids": ["<id>", ...], "merged_text": "...", "reason": "..."}]}. Use only the ids given.
 Groups need at least two ids. Return {"groups": []} if nothing is redundant."""
 
-SUPERSEDE_PROMPT = """Does the NEWER memory contradict and replace the OLDER one (same attribute of the user,
-new value: a new address, a changed preference)? A memory may start with "(In reply to: ...)", the
-question it answered ("Porto" to "Where do you live now?" is a new address).
+SUPERSEDE_PROMPT = """Does the NEWER memory replace the OLDER one? It does when both are about the same person and the
+same attribute and the newer gives a new value (a new address or employer, a corrected code or number,
+a changed preference, "not allergic after all"), or when the newer says everything the older says and
+more. It does not when they are about different people ("my boss" / "my cousin", two speakers of a
+transcript), when the older stays true beside the newer (a second allergy, another hobby, another
+trip), or when either is only a question. A memory may start with "(In reply to: ...)", the question it
+answered ("Porto" to "Where do you live now?" is a new address).
 Return only JSON: {"supersedes": true|false}."""
 
-REPLY_SYSTEM = """You are a helpful assistant with long-term memory of this user. Today is {today}.
-What you remember about the user (dated, most relevant first):
-{memories}
-Use these memories when they matter (never recommend something the user is allergic to or dislikes).
-Do not invent memories. Answer in the user's language."""
 
 
 def parse_json_object(text: str) -> dict[str, Any]:
@@ -80,7 +87,14 @@ def validate_analysis(data: dict[str, Any]) -> Analysis:
     if not isinstance(summary, str):
         raise LLMResponseError("summary must be a string")
     clean = list(dict.fromkeys(e.strip()[:64] for e in entities if e.strip()))[:12]
-    return Analysis(importance=int(importance), memory_type=memory_type, entities=clean, summary=summary.strip()[:300])
+    constraint = data.get("constraint")
+    if constraint is not None and constraint not in CONSTRAINT_KINDS:
+        raise LLMResponseError(f"unknown constraint {constraint!r}")
+    return Analysis(importance=int(importance), memory_type=memory_type, entities=clean, summary=summary.strip()[:300],
+                    constraint_kind=constraint)
+
+
+CONSTRAINT_KINDS = ("allergy", "medical", "diet", "dislike", "instruction")
 
 
 def validate_merges(data: dict[str, Any], allowed_ids: set[str]) -> list[MergeProposal]:
@@ -142,7 +156,11 @@ class OpenAICompatibleLLM(LLMProvider):
 
     def analyze(self, text: str, now: datetime, context: str | None = None) -> Analysis:
         answer = self._complete(ANALYZE_PROMPT.format(today=now.date().isoformat()), in_reply_to(text, context))
-        return validate_analysis(parse_json_object(answer))
+        data = parse_json_object(answer)
+        analysis = validate_analysis(data)
+        if "constraint" not in data:  # an older prompt or a terse model: the rules mark it
+            analysis = replace(analysis, constraint_kind=constraint_kind(text, asked_question(context or "") or None))
+        return analysis
 
     def rewrite_query(self, query: str, now: datetime) -> str:
         answer = self._complete(REWRITE_PROMPT.format(today=now.date().isoformat()), query, max_tokens=120).strip()
@@ -150,9 +168,9 @@ class OpenAICompatibleLLM(LLMProvider):
             raise LLMResponseError("empty rewrite")
         return answer[:1000]
 
-    def reply(self, messages: Sequence[ChatMessage], memory_context: str, now: datetime) -> Iterator[str]:
-        system = REPLY_SYSTEM.format(today=now.date().isoformat(), memories=memory_context or "(nothing yet)")
-        payload = [{"role": "system", "content": system}] + [{"role": m.role, "content": m.content} for m in messages]
+    def reply(self, messages: Sequence[ChatMessage], memory_context: str, now: datetime,
+              constraints: str = "") -> Iterator[str]:
+        payload = build_reply_messages(messages, memory_context, constraints, now)
         stream = self._client.chat.completions.create(model=self._model, messages=payload, temperature=0.3, stream=True)
         for chunk in stream:
             if chunk.choices and chunk.choices[0].delta and chunk.choices[0].delta.content:

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Mapping, Sequence
 
 import numpy as np
 from sqlalchemy import select, update
 
 from memory_core.indexing import embed_text
-from memory_core.lifecycle import epoch
+from memory_core.lifecycle import epoch, expires_at_for
 from memory_core.maintenance.merge import brief
 from memory_core.records import MemoryRecord
 from memory_core.storage.repository import snapshot
@@ -97,7 +98,10 @@ def _dense_hits(engine: "MemoryEngine", news: Sequence[MemoryRecord],
     for record in news:
         by_user.setdefault(record.user_id, []).append(record)
     for user_id, records in by_user.items():
-        flt = VectorFilter(user_id=user_id, now=epoch(engine.clock.now()))
+        # As of the writes, not of today: a back-dated import must see what was alive when each
+        # memory was written (``_check_pairs`` drops what had expired by then), so what is
+        # superseded does not depend on how long ago the import ran or on forgetting.
+        flt = VectorFilter(user_id=user_id, now=epoch(min(r.created_at for r in records)))
         try:
             found = engine.vectors.search_dense_many([vectors[r.memory_id] for r in records], flt,
                                                      2 * s.conflict_max_candidates + 1)
@@ -127,7 +131,26 @@ def supersede(engine: "MemoryEngine", older: MemoryRecord, newer: MemoryRecord, 
         engine.repo.add_history(session, memory_id=older.memory_id, user_id=older.user_id, action="supersede",
                                 actor=actor, at=now, before=snapshot(older), after=snapshot(after),
                                 note=f"replaced by newer memory {newer.memory_id}: {newer.content[:200]}")
+        _inherit_importance(engine, session, older, newer, actor, now)
     return True
+
+
+def _inherit_importance(engine: "MemoryEngine", session: object, older: MemoryRecord, newer: MemoryRecord,
+                        actor: str, now: datetime) -> None:
+    """The memory that now holds a fact is kept at least as long as the one it replaced: "Every
+    day I take vitamin D, 1000 IU" (rated 3) restating "I take vitamin D every day" (rated 4)
+    must not let the fact expire sooner. Its vector is re-written (importance and expiry live
+    in the vector record) by the caller's re-index."""
+    current = engine.repo.get(newer.memory_id, session)
+    if current is None or current.importance >= older.importance:
+        return
+    expires = expires_at_for(older.importance, current.created_at, engine.settings.ttl_days_by_importance)
+    engine.repo.update_fields(session, current.memory_id, importance=older.importance, expires_at=expires,
+                              vector_written=False, updated_at=now)
+    after = engine.repo.get(current.memory_id, session)
+    engine.repo.add_history(session, memory_id=current.memory_id, user_id=current.user_id, action="update",
+                            actor=actor, at=now, before=snapshot(current), after=snapshot(after) if after else None,
+                            note=f"kept as important as the memory it replaced ({older.memory_id})")
 
 
 def _drop_vectors(engine: "MemoryEngine", superseded: Sequence[MemoryRecord]) -> None:
@@ -182,9 +205,19 @@ def resolve_conflicts(engine: "MemoryEngine", memory_ids: Sequence[str], actor: 
     known = engine.repo.get_many(sorted({mid for ids in ranked.values() for mid in ids}))
     superseded: list[MemoryRecord] = []
     try:
-        return _check_pairs(engine, news, ranked, known, actor, superseded)
+        pairs = _check_pairs(engine, news, ranked, known, actor, superseded)
     finally:  # also if a step raised: what was superseded must leave the index
         _drop_vectors(engine, superseded)
+    raised = [r for r in engine.repo.get_many(sorted({new for _old, new in pairs})).values()
+              if not r.vector_written and r.status is MemoryStatus.ACTIVE]
+    if raised:
+        engine._reindex(raised)
+    return pairs
+
+
+def _alive_at(record: MemoryRecord, at: datetime) -> bool:
+    """Not yet expired when ``at`` was written (the check runs as of the write)."""
+    return record.expires_at is None or record.expires_at > at
 
 
 def _check_pairs(engine: "MemoryEngine", news: Sequence[MemoryRecord], ranked: Mapping[str, list[str]],
@@ -198,7 +231,8 @@ def _check_pairs(engine: "MemoryEngine", news: Sequence[MemoryRecord], ranked: M
         if new.memory_id in gone:
             continue
         candidates = [known[mid] for mid in ranked[new.memory_id] if mid in known
-                      and known[mid].user_id == new.user_id and known[mid].status is MemoryStatus.ACTIVE][:limit]
+                      and known[mid].user_id == new.user_id and known[mid].status is MemoryStatus.ACTIVE
+                      and _alive_at(known[mid], new.created_at)][:limit]
         for other in candidates:
             if other.memory_id in gone:
                 continue

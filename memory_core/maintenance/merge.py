@@ -225,6 +225,8 @@ def apply_merge(engine: "MemoryEngine", plan: MergePlan, actor: str) -> str:
         superseded_by=None, merged_from=[r.memory_id for r in originals], vector_written=False,
         content_hash=content_hash(engine.embedder.name, embed_text(text)),
         event_start=min(starts) if starts else None, event_end=max(ends) if ends else None,
+        # A merge must not drop a constraint one of its originals stated.
+        constraint_kind=analysis.constraint_kind or next((r.constraint_kind for r in originals if r.constraint_kind), None),
     )
     with engine.repo.session() as session:
         changed = session.execute(

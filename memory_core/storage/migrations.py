@@ -100,6 +100,33 @@ def _m0006_api_keys(conn: Connection) -> None:
                                     checkfirst=True)
 
 
+def _m0007_memory_constraints(conn: Connection) -> None:
+    """``memories.constraint_kind``: an allergy, diet, dislike or standing "never ..." that every
+    request it bears on must respect. Active rows are read once by the rules
+    (``memory_core.text.constraints``); an endpoint's analysis marks new memories from now on."""
+    if "constraint_kind" not in {c["name"] for c in inspect(conn).get_columns("memories")}:
+        conn.exec_driver_sql("ALTER TABLE memories ADD COLUMN constraint_kind VARCHAR(16)")
+    conn.exec_driver_sql(
+        "CREATE INDEX IF NOT EXISTS ix_memories_user_constraint ON memories (user_id, constraint_kind)")
+    from memory_core.text.constraints import constraint_kind
+
+    table = schema.MemoryRow.__table__
+    after = ""
+    while True:
+        rows = conn.execute(
+            select(table.c.memory_id, table.c.content)
+            .where(table.c.memory_id > after, table.c.status == "active", table.c.constraint_kind.is_(None))
+            .order_by(table.c.memory_id).limit(2000)
+        ).all()
+        if not rows:
+            return
+        for memory_id, content in rows:
+            kind = constraint_kind(content or "")
+            if kind is not None:
+                conn.execute(update(table).where(table.c.memory_id == memory_id).values(constraint_kind=kind))
+        after = rows[-1][0]
+
+
 MIGRATIONS: list[Migration] = [
     (1, "initial", _m0001_initial),
     (2, "user timeline index", _m0002_user_timeline_index),
@@ -107,6 +134,7 @@ MIGRATIONS: list[Migration] = [
     (4, "memory event time", _m0004_memory_event_time),
     (5, "told time read again", _m0005_event_time_read_again),
     (6, "api keys", _m0006_api_keys),
+    (7, "memory constraints", _m0007_memory_constraints),
 ]
 
 

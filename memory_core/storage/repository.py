@@ -37,7 +37,7 @@ SORTABLE = {
 # Fields that an audit snapshot records (everything a staff member can see or change).
 SNAPSHOT_FIELDS = (
     "content", "summary", "importance", "memory_type", "entities", "meta", "status",
-    "expires_at", "expired_at", "superseded_by", "merged_from", "source", "session_id", "context",
+    "expires_at", "expired_at", "superseded_by", "merged_from", "source", "session_id", "context", "constraint_kind",
 )
 
 
@@ -67,6 +67,7 @@ def to_record(row: MemoryRow) -> MemoryRecord:
         context=row.context or "",
         event_start=row.event_start,
         event_end=row.event_end,
+        constraint_kind=row.constraint_kind,
     )
 
 
@@ -217,6 +218,24 @@ class SqlRepository:
                 .limit(limit)
             )
             return list(rows)
+
+    def constraints(self, user_id: str, now: datetime, limit: int = 50) -> list[MemoryRecord]:
+        """The user's active, unexpired constraints (allergies, diets, dislikes, "never ..."),
+        newest first: few per user, read whole for every request they might bear on."""
+        with self.session() as s:
+            rows = s.scalars(
+                select(MemoryRow)
+                .where(
+                    MemoryRow.user_id == user_id,
+                    MemoryRow.status == MemoryStatus.ACTIVE.value,
+                    MemoryRow.constraint_kind.is_not(None),
+                    MemoryRow.created_at <= now,
+                    or_(MemoryRow.expires_at.is_(None), MemoryRow.expires_at > now),
+                )
+                .order_by(MemoryRow.created_at.desc())
+                .limit(limit)
+            )
+            return [to_record(row) for row in rows]
 
     def ids_with_event_in(self, user_id: str, start: datetime | None, end: datetime | None, now: datetime,
                           limit: int = 512) -> list[str]:

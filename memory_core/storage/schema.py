@@ -72,6 +72,9 @@ class MemoryRow(Base):
     # when its words name no time.
     event_start: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     event_end: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    # An allergy, diet, dislike or standing "never ..." (migration 6; memory_core.text.constraints):
+    # retrieval offers a user's constraints to every request they bear on.
+    constraint_kind: Mapped[str | None] = mapped_column(String(16), nullable=True)
 
     __table_args__ = (
         Index("ix_memories_user_status", "user_id", "status"),

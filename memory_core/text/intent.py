@@ -1,40 +1,265 @@
 """Is a chat message something to remember, or only a question or request?
 
-"给我推荐点好吃的零食" or "What did I say about Lisbon?" carry nothing about the user; storing
-them would fill the store with questions that later crowd out facts. A message that also
-states something about the user ("我对芒果过敏，推荐点零食") is kept.
+"我住在哪里？", "What's my phone number again" or "给我推荐点好吃的零食" carry nothing about the
+user: storing them filled the store with questions, and a stored question such as "我的电话是
+多少？" even replaced the phone number it asked about (its "value" was 多少). A message that
+also states something ("我搬到上海了，附近有什么好吃的？") keeps its statement part.
+
+The message is cut into clauses (sentences, then commas, and spaces between Chinese
+characters, as people type without punctuation); each clause is a question, a request or a
+statement. A standing instruction ("以后请用中文回答", "please never suggest meat") is a
+statement about the user: it is remembered.
+
+Chinese question words double as indefinites ("我什么都吃" = "I eat anything", "前几天",
+"多少有点"), and a question can sit inside a statement ("我不知道他住在哪里"): those are read as
+statements.
 """
 from __future__ import annotations
 
 import re
 
-_QUESTION_END = re.compile(r"[?？]\s*$|[吗呢么嘛]\s*[?？。!！]?\s*$")
-_REQUEST_START = re.compile(
-    r"^\s*(?:(?:请问|请你|请|帮我|给我|麻烦|能不能|可不可以|可以|你能|你可以|推荐|告诉我|说说|讲讲|查一下|查查|问一下)"
-    r"|(?:what|where|when|who|whom|which|why|how|can you|could you|would you|will you|please|tell me|recommend|"
-    r"suggest|remind me|show me|do you|did i|do i|am i|is there|are there|give me|help me)\b)",
-    re.IGNORECASE,
+from memory_core.text.chunking import split_sentences
+
+_I = re.IGNORECASE
+_CJK = "\u3400-\u4dbf\u4e00-\u9fff"
+
+# ---- Chinese ---------------------------------------------------------------------------------
+_ZH_FINAL_PARTICLE = re.compile(r"(?:吗|么|嘛|呢|没有|不)\s*[?？!！。.~～…]*\s*$")
+_ZH_A_NOT_A = re.compile(rf"([{_CJK}])[不没]\1|有没有|是否|可否|能否|要不要|可不可以")
+# Question words. Indefinite and embedded uses are removed before this is applied.
+_ZH_WH = re.compile(r"什么|什麼|啥|哪|几|幾|多少|谁|誰|怎么|怎麼|怎样|咋|为什么|為什麼|为啥|何时|何地|多久|多长时间|"
+                    r"多大|多高|多远|多重|多贵|多少钱")
+_ZH_INDEFINITE = re.compile(
+    r"(?:什么|啥|哪儿|哪里|哪|谁|怎么|几)(?:[^，,。.!！?？\s]{0,3}?)(?:都|也)|"  # 什么都吃, 谁也不, 哪儿都行
+    r"没(?:有)?什么|不怎么|什么的|哪怕|几乎|多少(?:有点|有些|还|会|也|都)|"
+    r"(?:前|这|那|好|十|最近|一|了|和|跟|与|有|近|头|后)几(?!岁|点|号|月份|年级)|过几(?=天|年|个月|周|分钟|小时|次)|"
+    r"几(?:十|百|千|万)|"
+    r"(?:不知道|不清楚|不记得|忘了|想不起来?|搞不清|说不清|不确定|不管|无论|随便)[^，,。.!！?？]*"
 )
-# First-person statements: the message tells us something about the user.
-_SELF_STATEMENT = re.compile(
-    r"(我(是|叫|在|住|对|有|不|没|喜欢|讨厌|爱|想|要|会|刚|已经|正在|最近|昨天|今天|明天|下周|上周|每|的|家|们|妈|爸|女|儿|老)|"
-    r"\bI(?:'m| am| was| have| had| live| work| like| love| hate| prefer| don't| do not| never| always| just|"
-    r" moved| went| got| will| plan| need| usually| can't| cannot)\b|\bmy\b|\bwe\b|\bour\b)",
-    re.IGNORECASE,
+_ZH_RECALL_QUESTION = re.compile(r"^(?:你)?(?:还)?记(?:不记)?得(?:吗|我|你|上次|之前|以前)|^你(?:还)?记得|^还记得")
+_ZH_REQUEST = re.compile(
+    r"^(?:请问|问一下|问问|想问|我想问|我想知道|想知道|我想了解|请教|"
+    r"(?:请|麻烦|拜托)?(?:你)?(?:帮我|帮忙|给我|替我)|"
+    r"(?:你)?(?:能不能|能否|可不可以|可以|能|会不会)(?:帮|给|告诉|推荐|说|讲|查|算|介绍|提醒|写|翻译|找)|"
+    r"(?:请|麻烦你?)?(?:推荐|告诉我|提醒我|说说|讲讲|讲个|说个|来个|来一个|查一下|查查|算一下|算算|翻译|介绍一下|"
+    r"看看|看一下|列一下|列出|写一|帮忙))"
 )
-_REQUEST_FIRST_PERSON = re.compile(r"^\s*(给我|帮我|告诉我|提醒我|我想知道|我该|我应该)")
+
+# ---- English ---------------------------------------------------------------------------------
+_EN_WH_QUESTION = re.compile(
+    r"^(?:so|and|but|ok|okay|hey|hi|well|um|oh)?[,\s]*"
+    r"(?:(?:what|where|when|who|whom|whose|which|why|how)(?:'s|'re|'d|'ll|s)\b|"
+    r"(?:what|where|when|who|whom|whose|which|why|how)(?:\s+(?!i\b|we\b|my\b|our\b)[a-z]+){0,3}?\s+"
+    r"(?:is|are|was|were|do|does|did|can|could|should|would|will|have|has|had|am|shall|may|might)\b|"
+    r"how (?:many|much|long|old|often|far|come)\b|(?:what|how) about\b)", _I)
+_EN_AUX_QUESTION = re.compile(
+    r"^(?:so|and|but|ok|okay|hey|hi|well|um|oh)?[,\s]*"
+    r"(?:(?:do|does|did|can|could|would|will|is|are|am|was|were|have|has|had|should|shall|may|might|"
+    r"doesn't|didn't|can't|won't|isn't|aren't|wasn't|haven't|hasn't)\s+"
+    r"(?:i|you|we|my|your|it|he|she|they|there|the|a|an|this|that|these|those|anyone|anybody|any|u)\b|"
+    # "is drop off before 8:30", "does the pharmacy open on Sundays": an opening auxiliary asks.
+    r"(?:is|are|does|do|did|was|were|has|have|can|will)\s+(?!not\b|never\b)[a-z]+\b)", _I)
+_EN_REQUEST = re.compile(
+    r"^(?:(?:so|and|ok|okay|hey|hi|well|um|oh)[,\s]+)*"
+    r"(?:please\b|pls\b|tell me|remind me|recommend|suggest|give me|show me|help me|find me|find\b|list\b|"
+    r"explain|describe|write me|draft|translate|calculate|compute|book me|order me|let me know|"
+    r"i(?: want| would like|'d like| need) to know|i(?:'m| am)? wonder(?:ing)?|i was wondering|any (?:ideas|suggestions|"
+    r"tips|recommendations|advice)|got any|what about|how about|quick question|question:|"
+    r"(?:can|could|would|will) you\b|do you (?:know|remember|recall)\b|remember when\b)", _I)
+# A sentence that opens with a task verb asks for something ("Write a limerick about a cat",
+# "Translate this", "Give me a recipe"), however it ends.
+_EN_IMPERATIVE = re.compile(
+    r"^(?:(?:please|pls|ok|okay|hey|so|now|quick(?:ly)?)[,\s]+)*"
+    r"(?:write|draft|translate|summari[sz]e|explain|describe|give|make|create|generate|compose|list|find|show|"
+    r"help|calculate|compute|convert|check|look up|search|book|order|set|schedule|send|fix|debug|rewrite|"
+    r"proofread|edit|name|pick|choose|plan|compare|define|teach|quiz|brainstorm|outline|recommend|suggest|"
+    r"tell|remind|read)\b(?! me\b (?:know|be)\b)", _I)
+_ZH_IMPERATIVE = re.compile(r"^(?:请|麻烦|帮忙)?(?:写|翻译|总结|解释|生成|列|列出|起个|起一个|算|查|讲|说说|推荐|改|润色|"
+                            r"出个|出一个|想个|想一个|想几个|编|做个|做一个|画|教我|教教我|给我讲|帮我)")
+
+# Reactions and acknowledgements that say nothing about the user ("haha thanks, that's wild").
+_ACK_WORDS = re.compile(
+    r"\b(?:lol|lmao|rofl|haha+|hehe+|omg|wow|whoa|cool|nice|great|awesome|thanks|thank you|thx|ty|ok|okay|k|"
+    r"sure|yes|yeah|yep|no|nope|got it|sounds good|makes sense|that'?s (?:wild|crazy|funny|great|cool|nice|awesome|"
+    r"fair|true|it)|no worries|np|cheers|bye|good night|good morning|hi|hello|hey|worked|it worked|perfect|"
+    r"interesting|fair enough|right|true|exactly|agreed|totally|ha)\b|"
+    r"哈+|呵+|嘿+|谢谢|多谢|感谢|好的|好吧|嗯+|哦+|噢+|收到|明白|知道了|没事|不客气|厉害|牛|赞|有道理|对对|是的|好滴|好哒|行|可以|"
+    r"晚安|早安|拜拜|再见|你好|嗨|666|绝了|笑死|太好了|不错", _I)
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|we|we're|our|us)\b|我", _I)
+
+
+def is_small_talk(text: str) -> bool:
+    """A reaction or acknowledgement with nothing about the user in it: no first person, no
+    number, and at most a couple of words besides the acknowledgement ("Worked, thanks!",
+    "haha that's wild", "哈哈哈好的")."""
+    body = (text or "").strip()
+    if not body or _FIRST_PERSON.search(body) or re.search(r"\d", body):
+        return not re.search(r"\w", body)
+    rest = _ACK_WORDS.sub(" ", body)
+    words = re.findall(r"[A-Za-z]+", rest) + re.findall(r"[\u4e00-\u9fff]{1,2}", rest)
+    return bool(_ACK_WORDS.search(body)) and len(words) <= 2
+
+
+_EN_INDIRECT = re.compile(r"\b(?:i (?:don't|do not|didn't|can't|cannot) (?:know|remember|recall)|no idea|not sure)\b", _I)
+
+# Standing instructions: statements about how the user wants to be treated, worth remembering.
+_INSTRUCTION = re.compile(
+    r"以后|今后|从现在起|每次|总是|始终|一律|永远|千万别|千万不要|不要再|别再|记住|记得(?!我)|"
+    r"(?:用|使用)(?:中文|英文|英语|简体|繁体)|(?:叫|称呼)我|回答(?:时|的时候)?(?:请|要)?(?:简短|简洁|详细)|"
+    r"\b(?:from now on|going forward|in (?:the )?future|always|never|every time|whenever|don'?t ever|"
+    r"do not ever|call me|remember (?:that|:)|keep in mind|don'?t forget (?:that )?i)\b", _I)
+
+QUESTION_END = re.compile(r"[?？]\s*$")
+_SECOND_PERSON = (
+    (re.compile(r"\byou(?:'re| are)\b", re.IGNORECASE), "I am"),
+    (re.compile(r"\byour(?:s)?\b", re.IGNORECASE), "my"),
+    (re.compile(r"\byou\b", re.IGNORECASE), "I"),
+    (re.compile(r"你们|您|你"), "我"),
+)
+
+
+def as_asked_of_me(question: str) -> str:
+    """The question in the user's own words ("Where do you live?" -> "Where do I live?"), so the
+    rules written for what users say about themselves can read what the assistant asked them."""
+    for pattern, replacement in _SECOND_PERSON:
+        question = pattern.sub(replacement, question)
+    return question
+
+
+def asked_question(context: str) -> str:
+    """The question that ``context`` ends with ("Cool! What's your favourite pizza?" -> its last
+    sentence), or "" when it ends with none: only a question makes a reply's few words a fact."""
+    text = context.strip()
+    if not text or not QUESTION_END.search(text):
+        return ""
+    sentences = split_sentences(text)
+    return sentences[-1].strip() if sentences else text
+
+
+
+# What the user is doing as they ask, said beside a question: not worth keeping.
+_TRANSIENT = re.compile(
+    r"\bI(?:'m| am) (?:standing|sitting|waiting|here|outside|at the|in the|on my way|about to|blanking|stuck|"
+    r"looking at|filling|trying to|in a hurry|late)\b|\bI need (?:it|this|that|to)\b|\bI (?:forgot|can'?t remember)\b|"
+    r"我(?:正)?在(?:门口|外面|车里|路上|楼下|填)|我忘了|想不起来|急用|着急|马上要", _I)
+
+_CLAUSE_SPLIT = re.compile(rf"(?<=[，,；;：:])\s*|(?<=[{_CJK}])\s+(?=[{_CJK}])")
+
+
+def _is_zh(text: str) -> bool:
+    return re.search(f"[{_CJK}]", text) is not None and len(re.findall(f"[{_CJK}]", text)) >= len(
+        re.findall(r"[A-Za-z]+", text))
+
+
+def _zh_kind(clause: str) -> str:
+    body = clause.strip()
+    if _ZH_RECALL_QUESTION.search(body):
+        return "question"
+    if _ZH_IMPERATIVE.search(body) and not _INSTRUCTION.search(body):
+        return "request"
+    if _ZH_REQUEST.search(body):
+        return "statement" if _INSTRUCTION.search(body) and not re.search(r"推荐|告诉我|查|算", body) else "request"
+    if re.search(r"[?？]\s*$", body) or _ZH_FINAL_PARTICLE.search(body):
+        return "question"
+    plain = _ZH_INDEFINITE.sub(" ", body)
+    if _ZH_A_NOT_A.search(plain) or _ZH_WH.search(plain):
+        return "question"
+    return "statement"
+
+
+def _en_kind(clause: str) -> str:
+    body = clause.strip().strip("\"'“”‘’")
+    if re.search(r"[?？]\s*$", body):
+        return "question"
+    if _EN_INDIRECT.search(body):
+        return "statement"
+    if _EN_WH_QUESTION.search(body) or _EN_AUX_QUESTION.search(body):
+        return "question"
+    if _EN_REQUEST.search(body) or _EN_IMPERATIVE.search(body):
+        standing = re.search(r"\b(?:never|always|from now on|going forward|in (?:the )?future|don'?t ever|do not ever|"
+                             r"call me|every time|whenever|remember (?:that )?(?:i|my|we|our)|keep in mind|note that|"
+                             r"don'?t forget (?:that )?(?:i|my|we|our))\b", body, _I)
+        return "statement" if standing else "request"
+    return "statement"
+
+
+def clause_kind(clause: str) -> str:
+    """"question", "request" or "statement" for one clause (Chinese or English)."""
+    return _zh_kind(clause) if _is_zh(clause) else _en_kind(clause)
+
+
+def _clauses(sentence: str) -> list[str]:
+    parts = [p for p in _CLAUSE_SPLIT.split(sentence) if p and p.strip()]
+    return parts or [sentence]
+
+
+def _is_fragment(clause: str) -> bool:
+    """A lead-in that belongs to the question after it ("When I was in Paris, what did I eat?",
+    "上次去北京的时候，我住在哪个酒店？"), or a bare interjection: not a statement of its own."""
+    body = clause.strip(" ，,；;：:")
+    return bool(re.match(r"^(?:when|if|since|because|as|while|after|before|during|about|regarding|by the way|btw|"
+                         r"hey|hi|hello|oh|ok|okay|so|well|um|hmm|sorry|also|and|but)\b", body, _I)
+                or re.search(r"(?:的时候|时|以后|之后|之前|以前|的话|如果|要是|关于|对了|顺便问一下|那个|嗯|哦|诶|哎)$", body)
+                or re.match(r"^(?:如果|要是|关于|对了|当|顺便)", body)
+                or len(re.sub(r"\W", "", body)) <= 1)
+
+
+def statement_part(text: str) -> str:
+    """``text`` without its questions and requests ("" when nothing else is left).
+
+    Sentences are kept whole when they hold no question; a sentence that mixes a statement and
+    a question ("I just moved to Boston, where should I eat?") keeps its statement clauses, minus
+    lead-ins that only frame the question."""
+    stripped = (text or "").strip()
+    if not stripped:
+        return ""
+    kept: list[str] = []
+    for sentence in split_sentences(stripped):
+        clauses = _clauses(sentence)
+        kinds = [clause_kind(c) for c in clauses]
+        if all(k == "statement" for k in kinds):
+            kept.append(sentence)
+            continue
+        pieces: list[str] = []
+        for index, (clause, kind) in enumerate(zip(clauses, kinds)):
+            if kind != "statement" or not re.search(r"\w", clause):
+                continue
+            if _is_fragment(clause) and any(k != "statement" for k in kinds[index + 1:]):
+                continue  # a lead-in that frames the question after it
+            if any(k != "statement" for k in kinds[:index]):
+                continue  # said after the question, in its sentence: it explains the request
+            if _TRANSIENT.search(clause):
+                continue  # "I'm standing at the gate": the moment of asking, not a fact
+            pieces.append(clause.strip())
+        if pieces:
+            kept.append(_join_clauses(pieces))
+    return _join_sentences(kept)
+
+
+def _join_clauses(pieces: list[str]) -> str:
+    out = ""
+    for piece in pieces:
+        if out and not re.search(r"[，,；;。.!！]$", out):
+            out += "，" if re.search(f"[{_CJK}]$", out) else ","
+        out += ("" if not out or re.match(f"[{_CJK}]", piece) or re.search(f"[{_CJK}，]$", out) else " ") + piece
+    return re.sub(r"[，,；;：:]\s*$", "", out).strip()
+
+
+def _join_sentences(sentences: list[str]) -> str:
+    out = ""
+    for sentence in sentences:
+        if out and not re.search(f"[{_CJK}]$", out) and not re.match(f"[{_CJK}]", sentence):
+            out += " "
+        out += sentence
+    return out.strip()
 
 
 def is_question_or_request(text: str) -> bool:
     """True when ``text`` asks for something and states nothing about the user."""
-    stripped = text.strip()
-    if not stripped:
-        return True
-    asks = bool(_QUESTION_END.search(stripped) or _REQUEST_START.search(stripped))
-    if not asks:
-        return False
-    # "给我推荐…" starts with 我 inside a request phrase: that is not a statement about the user.
-    body = _REQUEST_FIRST_PERSON.sub("", stripped)
-    if re.search(r"(do|did|am|can|should|shall) I\b|\b(what|where|when|how)\b.*\bmy\b", body, re.IGNORECASE):
-        return True
-    return not _SELF_STATEMENT.search(body)
+    return statement_part(text) == ""
+
+
+def is_question(text: str) -> bool:
+    """True when the whole of ``text`` is a question or a request (the conflict rules use it:
+    a question never states a new value, whatever slot words it contains)."""
+    return is_question_or_request(text)

@@ -43,10 +43,12 @@ from memory_core.llm.offline.reply import (
 )
 from memory_core.llm.offline.rewrite import rewrite_query_text
 from memory_core.llm.offline.slots import (
+    answers_a_slot,
     slot_statement,
     states_a_slot_or_preference,
     supersedes_text,
 )
+from memory_core.text.constraints import constraint_kind
 from memory_core.text.entities import extract_entities
 from memory_core.text.lang import detect_language
 from memory_core.text.similarity import bigram_jaccard
@@ -69,7 +71,7 @@ class OfflineLLM(LLMProvider):
             answered = f"{as_asked_of_me(question)} {clean}"  # the user's question: "Do I have pets?"
             if (with_question := importance_of(answered, now)) > importance:
                 importance, memory_type = with_question, memory_type_of(answered, now)
-            if importance < 4 and slot_statement(clean, context) != clean:
+            if importance < 4 and answers_a_slot(clean, context):
                 # "Where do you live?" -> "Lisbon, by the river": the answer states a slot (home,
                 # work, phone, e-mail), which is kept like "I live in Lisbon" ("I'd rather not
                 # say" states none).
@@ -79,14 +81,16 @@ class OfflineLLM(LLMProvider):
             memory_type=memory_type,
             entities=extract_entities(clean),
             summary=summarize(clean),
+            constraint_kind=constraint_kind(clean, as_asked_of_me(question) if question else None),
         )
 
     def rewrite_query(self, query: str, now: datetime) -> str:
         return rewrite_query_text(query, now)
 
-    def reply(self, messages: Sequence[ChatMessage], memory_context: str, now: datetime) -> Iterator[str]:
+    def reply(self, messages: Sequence[ChatMessage], memory_context: str, now: datetime,
+              constraints: str = "") -> Iterator[str]:
         question = next((m.content for m in reversed(messages) if m.role == "user"), "")
-        text = compose_reply(question, memory_context)
+        text = compose_reply(question, memory_context, constraints)
         lang = detect_language(question) if question.strip() else "zh"
         return _stream_chunks(text, lang)
 

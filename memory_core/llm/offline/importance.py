@@ -5,6 +5,8 @@ import re
 from datetime import datetime
 
 from memory_core.text.chunking import split_sentences
+from memory_core.text.intent import QUESTION_END as _QUESTION_END  # noqa: F401 - the offline rules share it
+from memory_core.text.intent import as_asked_of_me, asked_question  # noqa: F401 - re-exported
 from memory_core.text.keywords import keyword_tokens
 from memory_core.text.timeparse import parse_time_range
 from memory_core.types import MemoryType
@@ -202,9 +204,30 @@ def _is_procedural(text: str) -> bool:
     return any(r.search(text) for r in _PROCEDURAL_RES)
 
 
+# Lasting personal facts: who the user is, whatever the day (blood type, home town, native
+# language, handedness, height, a lifelong team or habit). They were rated 2 and expired after
+# 180 days while the Chinese twin of the same fact was kept: the same rule in both languages.
+_LASTING_RE = re.compile(
+    r"blood type|blood group|\bgrew up\b|\bhome ?town\b|\boriginally from\b|\bI'?m from\b|\bI am from\b|"
+    r"\bborn (?:and raised )?in\b|\bnative (?:language|tongue|speaker)\b|\bmother tongue\b|\bfirst language\b|"
+    r"\bleft-handed\b|\bright-handed\b|\bcolou?r ?-?blind\b|\bdeaf\b|\bhard of hearing\b|\b(?:near|short|far)-?sighted\b|"
+    r"\bI'?m \d['’]\s?\d{1,2}\b|\b\d{3} ?cm tall\b|\b\d(?:\.\d+)? ?m tall\b|\bnight owl\b|\bmorning person\b|"
+    r"\bearly bird\b|\b(?:my|our) whole lives?\b|\ball my life\b|\bsince I was (?:a kid|a child|little|young|small|\d+)\b|"
+    r"\bsince childhood\b|\bforever\b|\balways (?:been|had|hated|loved|used|worn|supported)\b|\bI support\b|"
+    r"\b(?:huge|big|lifelong|die-?hard) fan\b|\bI'?m an? \w+ fan\b|\bzodiac\b|\bnationality\b|\bcitizen\b|"
+    r"\b(?:Christian|Muslim|Buddhist|Jewish|Hindu|Catholic|atheist)\b|\bonly child\b|\btwin\b|\bthe (?:oldest|youngest|middle) "
+    r"(?:child|kid|of)\b|"
+    r"血型|型血|老家|家乡|籍贯|出生在|出生于|在[^，。]{1,8}长大|土生土长|从小就?|打小|"
+    r"(?:我|我妈|我爸|我爷爷|我奶奶)是[^，。]{1,4}人(?=[，。,.！!]|$)|母语|左撇子|右撇子|色弱|色盲|耳聋|聋|听力不|近视|远视|"
+    r"身高|一米[五六七八九]|属[鼠牛虎兔龙蛇马羊猴鸡狗猪]|星座|夜猫子|早起的人|球迷|铁杆|一直(?:都)?(?:是|用|喜欢|讨厌|支持|不)|"
+    r"独生子|独生女|双胞胎|排行|信佛|基督徒|穆斯林|国籍",
+    _I,
+)
+
+
 def importance_of(text: str, now: datetime) -> int:
     """1-5 by rules: health/safety 5; slots, family, job, firm preferences, dietary restrictions,
-    instructions, life milestones and strongly felt experiences 4; plans, dated events, hobbies,
+    lasting personal facts, instructions, life milestones and strongly felt experiences 4; plans, dated events, hobbies,
     lasting interests, felt experiences 3;
     opinions and other content 2; small talk 1."""
     if _SAFETY_RE.search(text):
@@ -212,7 +235,7 @@ def importance_of(text: str, now: datetime) -> int:
     if _is_small_talk(text):
         return 1
     if any(r.search(text) for r in (_ADDRESS_RE, _CONTACT_RE, _BIRTHDAY_RE, _FAMILY_RE, _JOB_RE, _FIRM_PREF_RE,
-                                    _DIET_RE)):
+                                    _DIET_RE, _LASTING_RE)):
         return 4
     if _is_procedural(text):
         return 4
@@ -228,34 +251,6 @@ def importance_of(text: str, now: datetime) -> int:
     return 2
 
 
-_QUESTION_END = re.compile(r"[?？]\s*$")
-
-
-_SECOND_PERSON = (
-    (re.compile(r"\byou(?:'re| are)\b", re.IGNORECASE), "I am"),
-    (re.compile(r"\byour(?:s)?\b", re.IGNORECASE), "my"),
-    (re.compile(r"\byou\b", re.IGNORECASE), "I"),
-    (re.compile(r"你们|您|你"), "我"),
-)
-
-
-def as_asked_of_me(question: str) -> str:
-    """The question in the user's own words ("Where do you live?" -> "Where do I live?"), so the
-    rules written for what users say about themselves can read what the assistant asked them."""
-    for pattern, replacement in _SECOND_PERSON:
-        question = pattern.sub(replacement, question)
-    return question
-
-
-def asked_question(context: str) -> str:
-    """The question that ``context`` ends with ("Cool! What's your favourite pizza?" -> its last
-    sentence), or "" when it ends with none: only a question makes a reply's few words a fact."""
-    text = context.strip()
-    if not text or not _QUESTION_END.search(text):
-        return ""
-    sentences = split_sentences(text)
-    return sentences[-1].strip() if sentences else text
-
 
 def memory_type_of(text: str, now: datetime) -> MemoryType:
     """Health > procedural > slot facts > episodic > declarative (see the module docstring)."""
@@ -263,7 +258,7 @@ def memory_type_of(text: str, now: datetime) -> MemoryType:
         return MemoryType.DECLARATIVE
     if _is_procedural(text):
         return MemoryType.PROCEDURAL
-    if any(r.search(text) for r in (_ADDRESS_RE, _CONTACT_RE, _BIRTHDAY_RE, _FAMILY_RE, _JOB_RE)):
+    if any(r.search(text) for r in (_ADDRESS_RE, _CONTACT_RE, _BIRTHDAY_RE, _FAMILY_RE, _JOB_RE, _LASTING_RE)):
         return MemoryType.DECLARATIVE
     if parse_time_range(text, now) is not None or _EPISODE_RE.search(text):
         return MemoryType.EPISODIC

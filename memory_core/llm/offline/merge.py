@@ -78,6 +78,10 @@ def _merged_text(members: Sequence[MemoryBrief]) -> str:
                 continue
             kept = [k for k in kept if not (near_duplicate(sentence, k)[0] and len(normalize_for_compare(k)) < len(ns))]
             kept.append(sentence)
+    # A member cut by the chunker mid-sentence ("... Munich. I re") must not end the merged text
+    # with its fragment when a whole sentence elsewhere starts with it.
+    kept = [k for k in kept if re.search(r"[。！？!?.;；…]$", k) or not any(
+        o is not k and normalize_for_compare(o).startswith(normalize_for_compare(k)) for o in kept)]
     longest_sentences = {normalize_for_compare(s) for s in split_sentences(longest.content)}
     if all(normalize_for_compare(k) in longest_sentences for k in kept):
         return longest.content.strip()
@@ -86,6 +90,8 @@ def _merged_text(members: Sequence[MemoryBrief]) -> str:
         if joined and not re.search(r"[。！？!?.;；]$", joined):
             joined += "。" if is_cjk(joined[-1]) else "."
         joined += ("" if not joined or is_cjk(k[0]) else " ") + k
+    if joined and not re.search(r"[。！？!?.;；…\"'”’)）]$", joined):
+        joined += "。" if is_cjk(joined[-1]) else "."  # the merged text ends as a sentence
     return joined
 
 

@@ -1,0 +1,195 @@
+"""Newer wins beyond fixed slots: changes, flips and restatements of the same person's facts.
+
+The slot rules (``slots.py``) know home, phone, e-mail, employer and "my X is Y". People say
+more than that: "I bike to work now" replaces "I take the 42 bus to work", "The studio moved
+yoga to Wednesday evenings" replaces "My yoga class is on Tuesdays", "Took lessons all summer,
+I can swim now" replaces "I can't swim", and "Every day I take a vitamin D supplement, 1000 IU"
+says again, with more, what "I take vitamin D every day" said. Three readings, each for two
+statements of the same person (``slots._same_owner``):
+
+- ``changes``: the newer one announces a change ("now", "new", "switched", 换了, 搬到, 升) and
+  shares a single-valued topic with the older one (``topics.json``: home, job, car, school,
+  partner, ...) while naming other things: the older value is gone. Multi-valued things
+  (allergies, hobbies, friends, languages) are not topics: a new one is added, not swapped,
+  and "also" / "too" / 也 / 还 mark an addition;
+- ``flips``: the same thing said with the other polarity, with a shared, specific word
+  ("allergic ... penicillin" / "not allergic ... penicillin");
+- ``restates``: the newer one says everything the older one did (its specific words, values
+  and people) and maybe more, about lasting facts: one memory keeps the fact.
+"""
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+from pathlib import Path
+
+from memory_core.text.chunking import split_sentences
+from memory_core.text.entities import extract_entities
+from memory_core.text.facts import content_tokens, negations, says_change, signature, statement_words
+from memory_core.text.similarity import normalize_for_compare
+
+_I = re.IGNORECASE
+TOPICS_FILE = Path(__file__).with_name("topics.json")
+_ADDITIVE = re.compile(r"\b(?:also|too|as well|another|second|in addition|additionally|both)\b|也|还有|另外|又多了|都", _I)
+# Words too common to tie two statements to one fact.
+_GENERIC = frozenset("""wow awesome amazing great cool nice glad happy sorry thank thanks hey hi hello yeah yes
+    super totally definitely sound sounds seem seems fun lol haha omg congrat congrats
+    update updat turn turns out after all just know found find
+    food thing things time day days week weeks year years lot bit like love get got go going
+    make made take took want need think know feel way really much many good great new now still also work
+    home back today yesterday tomorrow morning night tonight people person one two first last just realli
+    东西 时候 事情 现在 今天 昨天 明天 一直 每天 喜欢 觉得 感觉 一下 已经 还是 真的 时间 一个 这个 那个""".split())
+
+
+@lru_cache(maxsize=1)
+def _topics() -> dict[str, re.Pattern[str]]:
+    """One alternation per topic (English words whole, Chinese ones anywhere)."""
+    data = json.loads(TOPICS_FILE.read_text(encoding="utf-8"))
+    out: dict[str, re.Pattern[str]] = {}
+    for name, words in data.items():
+        if name.startswith("_"):
+            continue
+        parts = sorted((re.escape(w) if not w.isascii() else rf"\b{re.escape(w)}\b" for w in words), key=len, reverse=True)
+        out[name] = re.compile("|".join(parts), _I)
+    return out
+
+
+@lru_cache(maxsize=8192)
+def topics_of(text: str) -> frozenset[str]:
+    """The single-valued topics ``text`` speaks of (``topics.json``)."""
+    return frozenset(name for name, pattern in _topics().items() if pattern.search(text))
+
+
+@lru_cache(maxsize=8192)
+def specific_words(text: str) -> frozenset[str]:
+    """Content words of ``text``'s statements specific enough to tie it to a fact (not 'like',
+    'time', 现在, nor a negation such as 不吃: polarity is compared on its own)."""
+    return frozenset(t for t in content_tokens(statement_words(text))
+                     if t not in _GENERIC and len(t) > 1 and not negations(t) and not t.startswith(("不", "没")))
+
+
+def one_fact(text: str, sentences: int, words: int) -> bool:
+    """Whether ``text`` is short enough to state one fact: at most ``sentences`` sentences and
+    ``words`` words (a Chinese character counts as half a word) once questions are set aside."""
+    body = statement_words(text)
+    count = len(re.findall(r"[A-Za-z0-9']+", body)) + len(re.findall(r"[\u4e00-\u9fff]", body)) / 2
+    return count <= words and len(split_sentences(body)) <= sentences
+
+
+def changes(newer: str, older: str) -> bool:
+    """``newer`` announces a change of a single-valued topic ``older`` states (see the module
+    docstring); the caller has checked both are about the same person."""
+    if not says_change(newer) or _ADDITIVE.search(newer):
+        return False
+    if not topics_of(newer) & topics_of(older):
+        return False
+    # "I moved from Lisbon to Porto": the old value named as the old one is no continuation.
+    stated = _FROM_OLD.sub(" ", newer)
+    new_words, old_words = specific_words(stated), specific_words(older)
+    if not new_words - old_words:
+        return False  # nothing new named: a continuation or a repeat
+    if _entities(stated) & _entities(older):
+        return False  # the same Japan trip, the same Biscuit: more about it, not a new value
+    sn, so = signature(stated), signature(older)
+    # The older value must be gone from the newer statement: a word or a value it does not repeat.
+    return bool((old_words - new_words) or (so.values() - sn.values()))
+
+
+_FROM_OLD = re.compile(r"\bfrom\s+(?:\w+\s+){0,3}?(?=to\b)|\b(?:left|leaving|quit)\s+\w+(?:\s+\w+)?|离开了?[^，。,]{1,8}|"
+                       r"从[^，。,]{1,8}(?:搬|换|转|调)|不在[^，。,]{1,8}(?:了)", _I)
+
+
+def _entities(text: str) -> frozenset[str]:
+    """Names of specific things (people, places, brands, codes): a capitalised English name or
+    a Chinese proper noun. Common nouns ("yoga", "儿子") name a kind, not the one thing."""
+    out = set()
+    for entity in extract_entities(statement_words(text)):
+        if re.fullmatch(r"[\d\s.,:%-]+", entity):
+            continue
+        if entity.isascii() and not re.search(r"[A-Z\d]", entity):
+            continue  # a salient common noun of the lexicon
+        out.add(entity.lower())
+    return frozenset(out - _COMMON_ZH)
+
+
+_COMMON_ZH = frozenset("儿子 女儿 孩子 老婆 老公 妈妈 爸爸 公司 学校 工作 朋友 同事 家人 宝宝 闺女".split())
+
+
+def flips(newer: str, older: str, marked: bool = False) -> bool:
+    """The same specific thing said with the other polarity ("I can't swim" -> "I can swim
+    now", "I'm allergic to penicillin" -> "not allergic to penicillin after all"): a clause of
+    each that say mostly the same words (two thirds of the shorter's, two at least, or one when the newer
+    text marks a change or a correction), one negated and the other not. Long chat lines share
+    words across unrelated clauses; only clause against clause tells a flip."""
+    if not (_states_a_fact(newer) and _states_a_fact(older)):
+        return False
+    need = 1 if marked else 2
+    for clause_new in _CLAUSES.split(statement_words(newer)):
+        words_new = specific_words(clause_new)
+        if not words_new:
+            continue
+        for clause_old in _CLAUSES.split(statement_words(older)):
+            words_old = specific_words(clause_old)
+            shared = words_new & words_old
+            if len(shared) >= need and len(shared) / min(len(words_new), len(words_old)) >= 0.67 \
+                    and (negations(clause_new) > 0) != (negations(clause_old) > 0):
+                return True
+    return False
+
+
+_CLAUSES = re.compile(r"[，,;；:：。.!！?？\n]|\s[-–—]\s|\bso\b|\bbut\b|\bplus\b|所以|但是|不过", re.IGNORECASE)
+
+
+def restates(newer: str, older: str) -> bool:
+    """``newer`` says all that ``older`` says about a lasting fact, and maybe more ("Ethan has
+    been playing violin since he was six" after "My son Ethan plays the violin"): the same
+    people, no value of the older one dropped or changed, the same polarity, and most of the
+    older one's specific words (all but one of three or more)."""
+    if normalize_for_compare(newer) == normalize_for_compare(older):
+        return False  # the same words: a duplicate, which the write folds, not a restatement
+    sn, so = signature(newer), signature(older)
+    if (negations(newer) > 0) != (negations(older) > 0) or says_change(newer):
+        return False
+    if so.persons - sn.persons and sn.persons - so.persons:
+        return False  # "my sister" / "my brother": two people
+    if not so.values() <= sn.values():
+        return False
+    old_words, new_words = specific_words(older), specific_words(newer)
+    shared = old_words & new_words
+    if not shared or len(new_words) < len(old_words) - 1:
+        return False  # saying less is no restatement: "Lisbon" must not retire "Lisbon, near the river"
+    # A Chinese word inside another counts as said ("四川人" / "四川").
+    missing = {w for w in old_words - new_words
+               if not any(len(n) >= 2 and not w.isascii() and (w in n or n in w) for n in new_words)}
+    # A shared name, place or code ties the two to one thing: half the other words may differ
+    # ("I drive a red Mazda CX-5" / "My car is a CX-5, the red one"); otherwise one word may,
+    # and two words at least must be shared.
+    old_names, new_names = _entities(older), _entities(newer)
+
+    def same_name(o: str, n: str) -> bool:
+        return o == n or (not o.isascii() and len(min(o, n, key=len)) >= 2 and (o in n or n in o))
+
+    # One name dropped and another brought in is another value ("cycled at 苏州园林" / "at 西湖"):
+    # two events or a change, never the same fact said again.
+    if any(not any(same_name(o, n) for n in new_names) for o in old_names) and \
+            any(not any(same_name(o, n) for o in old_names) for n in new_names):
+        return False
+    distinctive = bool(so.values() & sn.values()) or any(same_name(o, n) for o in old_names for n in new_names)
+    if not distinctive and len(shared) < 2:
+        return False
+    allowed = len(old_words) // 2 if distinctive else (1 if len(old_words) >= 3 else 0)
+    return len(missing) <= allowed and _states_a_fact(older) and _states_a_fact(newer)
+
+
+_FIRST_OR_THIRD = re.compile(r"\b(?:I|I'm|I've|I'd|my|me|mine|we|our|us)\b|我|\b(?:he|she|they|his|her|their)\b|他|她", _I)
+_REACTION_OPENING = re.compile(r"^\W*(?:wow|awesome|great|cool|nice|congrats|congratulations|sorry|thanks|thank you|glad|"
+                               r"that'?s (?:great|awesome|amazing|cool|so|really)|sounds|hey|hi|haha|lol|omg|哇|太好了|恭喜|谢谢|哈哈)\b",
+                               _I)
+
+
+def _states_a_fact(text: str) -> bool:
+    """A statement about someone (I / my / 我 / he / she), not a reaction to the listener ("Wow,
+    Caroline, that sounds awesome!"): only such texts restate a fact."""
+    body = statement_words(text)
+    return bool(_FIRST_OR_THIRD.search(body)) and not _REACTION_OPENING.search(body)

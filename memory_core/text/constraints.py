@@ -1,0 +1,152 @@
+"""Constraints: what the user must never be offered, and which requests each one bears on.
+
+"I'm allergic to mango" on Monday must stop dried mango on Friday, whatever the retrieval
+ranking says about Friday's question ("Suggest a snack for the office party" shares no word
+with the allergy, and e5 scores it below the user's hobbies). So a memory that states an
+allergy, a diet, a dislike of something or a standing "never ..." is marked as a constraint
+when it is written (``constraint_kind``), and a request it bears on (food, drink, medicine, an
+activity, a trip, how to answer) gets every such memory of the user, beside whatever ranked.
+
+Kinds: ``allergy`` (and intolerances), ``medical`` (a condition or medicine that rules things
+out), ``diet`` (vegetarian, halal, no pork, no alcohol), ``dislike`` ("I hate cilantro"),
+``instruction`` ("never suggest meat", "don't call me before 9").
+"""
+from __future__ import annotations
+
+import re
+
+from memory_core.text.intent import clause_kind, statement_part
+
+_I = re.IGNORECASE
+
+_ALLERGY = re.compile(r"过敏|不耐受|乳糖不耐|\ballerg|\bintoleran|\banaphyla|\bceliac\b|\bcoeliac\b|\bepi-?pen\b", _I)
+_NOT_ALLERGIC = re.compile(r"不过敏|没有过敏|不再过敏|\bnot allergic\b|\bno (?:known )?allergies\b|\bisn'?t an allergy\b|"
+                           r"\bno longer allergic\b|\boutgrew (?:my|the) allergy\b", _I)
+_MEDICAL = re.compile(r"糖尿病|高血压|痛风|孕期|怀孕|哺乳|肾病|胃溃疡|心脏病|心律不齐|哮喘|癫痫|不能吃药|禁用|医生(?:说|让|不让|叮嘱)|"
+                      r"\bdiabet|\bpregnan|\bgout\b|\bbreastfeeding\b|\bkidney disease\b|\bblood thinners?\b|"
+                      r"\bwarfarin\b|\bhypertension\b|\barrhythmia\b|\bheart condition\b|\basthma\b|\bepilep|"
+                      r"\b(?:doctor|cardiologist|dentist|physio|physiotherapist|nutritionist|dietitian) (?:told|said|says|wants)\b|"
+                      r"\binjur(?:y|ed)\b|\bsprain|\bfracture|\bbroken (?:leg|arm|ankle|wrist)\b|受伤|骨折|扭伤|"
+                      r"\bdeaf\b|\bhard of hearing\b|\bhearing aid\b|\bwheelchair\b|\bblind\b|耳聋|聋|听力|轮椅|失明", _I)
+_DIET = re.compile(
+    r"吃素|素食|清真|不吃猪肉|不吃牛肉|不吃肉|不吃海鲜|不吃辣|不能吃辣|不喝酒|戒酒|滴酒不沾|忌口|不吃(?:葱|姜|蒜|香菜|鸡蛋|奶)|"
+    r"\bvegetarian\b|\bvegan\b|\bpescatarian\b|\bhalal\b|\bkosher\b|\bgluten[- ]free\b|\bdairy[- ]free\b|"
+    r"\bno (?:pork|beef|meat|alcohol|dairy|gluten|sugar|caffeine|coffee|salt|red meat|shellfish|nuts)\b|\bketo\b|"
+    r"\bsober\b|\bdon'?t drink(?: alcohol)?\b|不能(?:喝|吃)|不喝咖啡|不碰|"
+    r"\bI (?:don'?t|do not|never|no longer|can'?t|cannot) (?:eat|have|touch) (?!much\b|a lot\b|breakfast\b|lunch\b|dinner\b)\w+", _I)
+_DISLIKE = re.compile(r"讨厌|受不了|不喜欢|最怕|恶心|\bI (?:really |absolutely |just |truly )?(?:hate|can'?t stand|despise|"
+                      r"loathe|dislike)\b|\bI (?:really )?(?:don'?t|do not) (?:like|enjoy|want)\b|\bgross(?:es)? me out\b|"
+                      r"\bmakes me (?:gag|sick)\b|\btastes? like soap\b|\bterrified of\b|\bscared of\b|\bafraid of\b|怕", _I)
+_INSTRUCTION = re.compile(
+    r"(?:永远|千万|以后|今后|再也)?(?:不要|别|不许|不准)(?:再)?(?:给我|跟我|帮我|向我)?(?:推荐|建议|安排|订|提|发|打电话|叫我|用)|"
+    r"\b(?:never|don'?t ever|do not ever|please don'?t|please do not|don'?t|do not)\s+(?:\w+\s+){0,2}"
+    r"(?:suggest|recommend|book|schedule|call|text|message|mention|offer|order|remind|plan|send|use)\b", _I)
+# Statements that lift a diet rather than state one ("I'm no longer vegetarian", "我又开始吃肉了").
+_REVOKED = re.compile(r"\b(?:no longer|not|stopped being|quit being) (?:a )?(?:vegetarian|vegan|pescatarian)\b|"
+                      r"\b(?:eat|eating|drink|drinking|have|having) \w+ again\b|不再吃素|不吃素了|开始吃肉|又吃肉|"
+                      r"又(?:开始)?(?:吃|喝)|现在(?:又)?(?:可以|能)(?:吃|喝)", _I)
+
+# Topics a constraint or a request is about. A request gets the constraints that share a topic.
+_TOPICS: dict[str, re.Pattern[str]] = {
+    "food": re.compile(
+        r"吃|饭|餐|菜|食|零食|小吃|点心|甜点|蛋糕|早餐|午餐|晚餐|夜宵|外卖|菜谱|食谱|做饭|下厨|烘焙|烤|餐厅|饭店|馆子|火锅|烧烤|"
+        r"芒果|花生|坚果|海鲜|虾|蟹|鱼|肉|牛|猪|鸡|蛋|奶|乳|麸质|小麦|大豆|香菜|辣|素|清真|葱|姜|蒜|"
+        r"\b(?:eat|eating|food|foods|meal|meals|dinner|lunch|breakfast|brunch|snack|snacks|dessert|cake|cookie|"
+        r"recipe|recipes|cook|cooking|bake|baking|restaurant|restaurants|dish|dishes|menu|takeout|takeaway|"
+        r"cuisine|barbecue|bbq|grill|potluck|picnic|party|treat|treats|mango|peanut|peanuts|nut|nuts|shellfish|"
+        r"seafood|shrimp|fish|meat|pork|beef|chicken|egg|eggs|dairy|milk|cheese|gluten|wheat|soy|sesame|"
+        r"vegetarian|vegan|halal|kosher|spicy|cilantro|garlic|onion|sushi|pizza|burger|salad|sandwich|"
+        r"allergic|allergy|allergies|diet)\b", _I),
+    "drink": re.compile(
+        r"喝|饮|酒|咖啡|茶|奶茶|果汁|可乐|饮料|饮品|啤酒|红酒|白酒|鸡尾酒|"
+        r"\b(?:drink|drinks|drinking|beverage|beverages|coffee|tea|latte|espresso|juice|soda|beer|wine|cocktail|"
+        r"cocktails|alcohol|smoothie|milkshake|bar|pub|sober|caffeine)\b", _I),
+    "medicine": re.compile(
+        r"药|吃药|用药|处方|抗生素|青霉素|头孢|布洛芬|阿司匹林|感冒|发烧|头疼|头痛|咳嗽|嗓子|喉咙|疼|痛|医生|医院|看病|治疗|疫苗|"
+        r"\b(?:medicine|medicines|medication|medications|drug|drugs|pill|pills|antibiotic|antibiotics|penicillin|"
+        r"amoxicillin|ibuprofen|aspirin|painkiller|painkillers|prescription|doctor|pharmacy|vaccine|cold|flu|fever|"
+        r"headache|cough|sore|pain|treatment|allergic|allergy|allergies)\b", _I),
+    "activity": re.compile(
+        r"玩|活动|运动|锻炼|周末|爬山|徒步|游泳|跑步|健身|旅行|旅游|出游|景点|度假|订|酒店|机票|航班|行程|约会|礼物|电影|"
+        r"\b(?:activity|activities|weekend|hike|hiking|swim|swimming|run|running|gym|workout|exercise|sport|sports|"
+        r"trip|travel|travelling|traveling|vacation|holiday|hotel|flight|flights|book|booking|itinerary|plan|"
+        r"date|gift|gifts|present|movie|movies|outing|visit|tour)\b", _I),
+    "contact": re.compile(
+        r"打电话|电话|短信|消息|联系|提醒|叫醒|称呼|叫我|早上|晚上|"
+        r"\b(?:call|calls|calling|phone|text|texts|message|messages|email|emails|remind|reminder|wake|contact|"
+        r"schedule|meeting|meetings|appointment|before|after|morning|evening|night)\b", _I),
+}
+# Words that make a request (and not only a question about the user).
+_REQUEST_WORDS = re.compile(
+    r"推荐|建议|安排|计划|准备|做什么|吃什么|喝什么|玩什么|去哪|买什么|送什么|带什么|点什么|怎么做|有什么好|来点|想吃|想喝|"
+    r"可以吃|能吃|能不能吃|可不可以吃|可以喝|能喝|订|帮我|给我|菜谱|食谱|"
+    r"\b(?:recommend|suggest|suggestion|suggestions|idea|ideas|plan|planning|book|order|make|cook|bake|bring|buy|"
+    r"get|pick|choose|what should|what can|what could|should i|can i|could i|is it ok|is it safe|safe for me|"
+    r"any good|good place|where to|what to|recipe|menu|invite|host|take me|treat)\b", _I)
+
+
+_NO_ANSWER = re.compile(r"^\W*(?:no\b|nope\b|none\b|not really\b|nothing\b|not that i know|没有|没|不|无|并没有)", _I)
+
+
+def constraint_kind(text: str, answering: str | None = None) -> str | None:
+    """The kind of constraint ``text`` states (see the module docstring), or None. A question
+    ("Am I allergic to anything?") states none; "I'm not allergic to penicillin after all"
+    lifts one rather than stating it. ``answering`` is the question ``text`` replied to:
+    "Peanuts." after "Any food allergies?" states an allergy; "No" states none."""
+    kind = _kind_of(statement_part(text))
+    if kind is not None or not answering or _NO_ANSWER.search(text):
+        return kind
+    return _kind_of(f"{answering} {text}")
+
+
+def _kind_of(statement: str) -> str | None:
+    if not statement:
+        return None
+    if _ALLERGY.search(statement) and not _NOT_ALLERGIC.search(statement):
+        return "allergy"
+    if _INSTRUCTION.search(statement):
+        return "instruction"
+    if _REVOKED.search(statement):
+        return None
+    if _DIET.search(statement):
+        return "diet"
+    if _MEDICAL.search(statement):
+        return "medical"
+    if _DISLIKE.search(statement) and any(p.search(statement) for p in _TOPICS.values()):
+        return "dislike"
+    return None
+
+
+def topics(text: str) -> frozenset[str]:
+    """The topics ``text`` touches (food, drink, medicine, activity, contact)."""
+    return frozenset(name for name, pattern in _TOPICS.items() if pattern.search(text))
+
+
+def asks_for_something(query: str) -> bool:
+    """A request or a question a constraint could bear on ("Suggest a dinner recipe", "能吃辣吗",
+    "what should I bring?"), not small talk or a question about a stored fact alone."""
+    kinds = {clause_kind(part) for part in re.split(r"[。！？!?\n]", query) if part.strip()}
+    return bool(kinds & {"request", "question"}) or _REQUEST_WORDS.search(query) is not None
+
+
+def bears_on(constraint: str, query: str) -> bool:
+    """Whether the constraint ``constraint`` (a memory's text) matters for answering ``query``:
+    the query asks for something, and the two share a topic (an allergy to penicillin bears on
+    "what should I take for my sore throat?", not on "suggest a hike"). Food and drink are one
+    topic here (a mango allergy bears on a smoothie); a constraint whose topic the lexicon does
+    not know, and a medical condition, bear on every request that has a topic (wrongly offered, a
+    constraint costs a line of the prompt; wrongly withheld, it can cost the user's health); a
+    request with none (a joke, a sum) gets none."""
+    if not asks_for_something(query):
+        return False
+    asked = _merge_food(topics(query))
+    if not asked:
+        return False  # a joke, a sum, a capital city: nothing a constraint rules out
+    mine = _merge_food(topics(constraint))
+    if not mine or _MEDICAL.search(constraint):
+        return True
+    return bool(mine & asked)
+
+
+def _merge_food(found: frozenset[str]) -> frozenset[str]:
+    return frozenset("food" if t == "drink" else t for t in found)

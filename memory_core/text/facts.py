@@ -1,0 +1,332 @@
+"""What a memory text asserts, read closely enough to tell a repeat from a correction.
+
+Near-duplicate folding and newer-wins both ask "is this the same fact?", and surface
+similarity answers it wrongly both ways:
+
+- "My blood type is A+" and "My blood type is A-" normalise to the same letters, embed at
+  cosine .97, and were folded as a repeat: the correction was dropped ("Already known").
+  So were "locker code 4821" -> "4827" and "房间号 1203" -> "1302".
+- "I live with my grandmother." and "My grandmother lives with me." say one thing in other
+  words (cosine .975, character-bigram Jaccard .4) and stayed two memories.
+
+``FactSignature`` holds the parts of a text that carry values: numbers (digits and number
+words, with units), codes ("hunter22", "浙A12345"), graded letters (blood types A+ / AB-,
+"O型"), days and months, the person mentioned, and the polarity (an odd number of negations).
+Two texts state the same fact only if their signatures agree; a text that keeps its frame and
+changes one of these values is a correction (``corrects``).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from memory_core.text.entities import extract_entities
+from memory_core.text.intent import statement_part
+from memory_core.text.keywords import keyword_tokens, stem
+from memory_core.text.subject import PERSON_NOUNS_EN, PERSON_NOUNS_ZH, person_key
+
+_I = re.IGNORECASE
+
+NEGATION_RE = re.compile(
+    r"不|没|别|未|无|非|\bnot\b|n't|\bnever\b|\bno\b|\bnone\b|\bno longer\b|\bquit\b|\bstopped\b", _I)
+# Words with a negation character that negate nothing: "不错" is "good", "没事" "it's fine".
+NEGATION_IDIOMS_RE = re.compile(r"不错|不客气|不好意思|没事|没关系|不用谢|没问题|不过|不一定|差不多|不少|不久|不然|"
+                                r"要不|无论|无聊|非常|并非不|不得不|\bno problem\b|\bnot bad\b|\bno worries\b", _I)
+
+
+def negations(text: str) -> int:
+    """How many negations ``text`` holds (idioms such as 不错 left out)."""
+    return len(NEGATION_RE.findall(NEGATION_IDIOMS_RE.sub(" ", text)))
+
+
+_EN_NUMBER_WORDS = {w: str(i) for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty".split())}
+_EN_NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70",
+                         "eighty": "80", "ninety": "90", "hundred": "100", "a dozen": "12", "dozen": "12",
+                         "twice": "2", "once": "1", "both": "2", "couple": "2", "single": "1"})
+_ZH_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+_ZH_NUMBER = re.compile(r"[零〇一二两三四五六七八九十百千]+(?=[个只岁条位口年月天周次件本台辆套间楼层号点分块元万斤公里米克人名])")
+_CODE = re.compile(r"(?<![A-Za-z\d])(?=[\w\-]*[A-Za-z])(?=[\w\-]*\d)[A-Za-z\d][\w\-]*[A-Za-z\d]|"
+                   r"[\u4e00-\u9fff][A-Z][A-Z\d]{3,}")
+_NUMBER = re.compile(r"(?<![A-Za-z\d.])[+-]?\d+(?:[.,]\d+)?(?:\s?(?:mg|ml|g|kg|lbs?|km|cm|mm|m|mi|miles|%|°c|°f|"
+                     r"years?|yrs?|months?|weeks?|days?|hours?|hrs?|minutes?|mins?|am|pm|"
+                     r"毫克|毫升|克|公斤|千克|斤|公里|千米|米|厘米|岁|个月|年|天|小时|分钟|点|号|楼|层|块|元|万|码|度|units?))?(?![A-Za-z\d])", _I)
+_GRADE = re.compile(r"(?<![A-Za-z])(AB|A|B|O)\s?(?:型)?\s?(?:血)?\s?([+-]|positive|negative|阳性|阴性|rh[+-])|"
+                    r"(?<![A-Za-z])(AB|A|B|O)\s?型|\brh\s?([+-]|positive|negative)|(阳|阴)性", _I)
+_DAYS = re.compile(r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|mondays|tuesdays|wednesdays|"
+                   r"thursdays|fridays|saturdays|sundays|january|february|march|april|june|july|august|september|"
+                   r"october|november|december)\b|(?:周|星期|礼拜)[一二三四五六日天]|[一二三四五六七八九十]{1,2}月(?:份)?|"
+                   r"\d{1,2}月", _I)
+_CORRECTION_MARKER = re.compile(
+    r"\bsorry\b(?=[^.!?]{0,25}\b(?:meant|mean|typo|wrong|mistake|i said|it'?s|its|not)\b)|"
+    r"\b(?:i meant|i mean|correction|actually|my mistake|typo|not \S+ but|wrong|rather)\b|"
+    r"\b(?:mixed (?:it |them )?up|had it wrong|got it wrong|had (?:the|it) \w+ wrong|swapped|typo'?d|misspel\w*|wait,? no)\b|"
+    r"说错了|打错了|写错了|记错了|记反|看错|搞错|弄错|更正|纠正|其实是|其实|应该是|不是[^，。]{1,12}而?是|改一下|改成|我是说|不对", _I)
+
+
+def _zh_number(word: str) -> str:
+    """Chinese numerals up to the thousands as digits ("十二" -> "12", "两" -> "2")."""
+    total, current = 0, 0
+    for ch in word:
+        if ch in _ZH_DIGITS:
+            current = _ZH_DIGITS[ch]
+        else:
+            unit = {"十": 10, "百": 100, "千": 1000}[ch]
+            total += (current or 1) * unit
+            current = 0
+    return str(total + current)
+
+
+_PERSONS_EN = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, PERSON_NOUNS_EN), key=len, reverse=True)) + r")\b", _I)
+_PERSONS_ZH = re.compile("|".join(PERSON_NOUNS_ZH))
+
+
+@dataclass(frozen=True)
+class FactSignature:
+    """The value-bearing parts of a text (see the module docstring)."""
+
+    numbers: frozenset[str]
+    codes: frozenset[str]
+    grades: frozenset[str]
+    days: frozenset[str]
+    persons: frozenset[str]
+    polarity: int
+
+    def values(self) -> frozenset[str]:
+        return self.numbers | self.codes | self.grades | self.days
+
+
+@lru_cache(maxsize=8192)
+def signature(text: str) -> FactSignature:
+    codes = {m.group(0).lower() for m in _CODE.finditer(text)}
+    code_spans = [m.span() for m in _CODE.finditer(text)]
+    numbers: set[str] = set()
+    for m in _NUMBER.finditer(text):
+        if any(a <= m.start() < b for a, b in code_spans):
+            continue
+        value = re.sub(r"\s+", "", m.group(0).lower()).replace(",", ".")
+        numbers.add(value)
+    for word, digits in _EN_NUMBER_WORDS.items():
+        if re.search(rf"\b{word}\b", text, _I):
+            numbers.add(digits)
+    for m in _ZH_NUMBER.finditer(text):
+        numbers.add(_zh_number(m.group(0)))
+    # "5 years" and "five years" are one number: compare the digits alone as well.
+    bare = {re.match(r"[+-]?\d+(?:\.\d+)?", n).group(0) for n in numbers if re.match(r"[+-]?\d", n)}  # type: ignore[union-attr]
+    grades = set()
+    for m in _GRADE.finditer(text):
+        letter = (m.group(1) or m.group(3) or "").upper()
+        sign = (m.group(2) or m.group(4) or m.group(5) or "").lower()
+        if not letter and m.group(5) and not re.search(r"rh|血|抗体|检测|化验|结果|报告", text, _I):
+            continue  # 阳性 / 阴性 alone grade a test only where one is named
+        sign = {"positive": "+", "阳性": "+", "negative": "-", "阴性": "-", "阳": "+", "阴": "-"}.get(sign, sign)
+        sign = sign.replace("rh", "")
+        grades.add(f"{letter}{sign}")
+    days = {m.group(0).lower().rstrip("s") if m.group(0).isascii() else m.group(0) for m in _DAYS.finditer(text)}
+    persons = {person_key(m.group(0).lower()) for m in _PERSONS_EN.finditer(text)}
+    persons |= {person_key(m.group(0)) for m in _PERSONS_ZH.finditer(text)}
+    # Negated or not: "I can't swim, never learned" negates once in meaning, twice in words.
+    return FactSignature(frozenset(bare), frozenset(codes), frozenset(grades), frozenset(days),
+                         frozenset(persons), min(negations(text), 1))
+
+
+def same_values(a: str, b: str) -> bool:
+    """True when ``a`` and ``b`` state the same values (numbers, codes, grades, days, people,
+    polarity): the precondition for treating them as one fact."""
+    sa, sb = signature(a), signature(b)
+    return (sa.numbers == sb.numbers and sa.codes == sb.codes and sa.grades == sb.grades and sa.days == sb.days
+            and sa.persons == sb.persons and sa.polarity == sb.polarity)
+
+
+def _entity_keys(text: str) -> set[str]:
+    keys = set()
+    for entity in extract_entities(text):
+        low = entity.lower()
+        keys.add(" ".join(stem(w) for w in low.split()) if low.isascii() else low)
+    return keys
+
+
+@lru_cache(maxsize=8192)
+def content_tokens(text: str) -> frozenset[str]:
+    """Keyword tokens of ``text`` that carry meaning (numbers and codes left out: the
+    signature compares those)."""
+    sig = signature(text)
+    out = set()
+    for token in keyword_tokens(text):
+        low = token.lower()
+        if re.fullmatch(r"[+-]?\d+(?:\.\d+)?", low) or low in sig.codes:
+            continue
+        out.add(low)
+    return frozenset(out)
+
+
+def _covers(entities: set[str], tokens: frozenset[str], text: str) -> bool:
+    low = text.lower()
+    return all(e in tokens or e in low or all(stem(w) in tokens for w in e.split()) for e in entities)
+
+
+def is_paraphrase(a: str, b: str, cosine: float, min_cosine: float) -> bool:
+    """Whether ``a`` (new) says what ``b`` (stored) says, in other words, and nothing more (a
+    repeat folds into the stored memory, so an added detail would be lost; a restatement with
+    more replaces it instead, ``llm.offline.updates.restates``): their embeddings are close
+    (``cosine`` >= ``min_cosine``), they state the same values, name the same things (each
+    side's entities occur in the other), and share enough of their words: half of them, or a
+    quarter when the embeddings are very close (.97, "I love hiking" / "I enjoy going on hikes").
+    Cosine alone folds "我对芒果过敏" into "我对花生过敏" (.963)."""
+    if cosine < min_cosine - 0.05 or not same_values(a, b) or says_change(a) != says_change(b):
+        return False
+    ta, tb = content_tokens(a), content_tokens(b)
+    shared = ta & tb
+    if not shared or len(ta - tb) > 1:
+        return False  # ``a`` (the new text, which a fold drops) must add no more than a word
+    if not (_covers(_entity_keys(a), tb, b) and _covers(_entity_keys(b), ta, a)):
+        return False
+    jaccard = len(shared) / len(ta | tb)
+    if cosine >= min_cosine and (jaccard >= 0.5 or (jaccard >= 0.25 and cosine >= min_cosine + 0.02)):
+        return True
+    # Said before with more ("Yeah, I still run every morning before work." after "Every morning
+    # before work I go for a run, rain or shine."): nothing new, so a looser embedding match does.
+    return len(shared) >= 2 and cosine >= min_cosine - 0.05
+
+
+# A name said to the listener ("Thanks, Caroline!", "Wow, Mel,") and a transcript's speaker
+# label tie every line of a conversation together: they are not what a statement is about.
+_LABEL = re.compile(r"^\s*[A-Z][\w'’.\-]{0,24}(?:\s[A-Z][\w'’.\-]{0,24}){0,2}\s*[:：]\s*")
+_VOCATIVE = re.compile(
+    r"\b(?:hey|hi|hello|thanks|thank you|wow|yes|yeah|no|oh|congrats|congratulations|bye|sure|agreed|cool|awesome|"
+    r"great|glad|sorry|okay|ok|dear|love you|miss you)\b[,!.\s]+(?:[A-Z][a-z]+)\b|,\s*[A-Z][a-z]+\s*(?=[!.?,])", _I)
+
+
+@lru_cache(maxsize=8192)
+def statement_words(text: str) -> str:
+    """What a rule compares: the text's statements (not its questions), without the speaker
+    label and the names said to the listener."""
+    body = _LABEL.sub("", text, count=1)
+    body = _VOCATIVE.sub(" ", body)
+    return statement_part(body) or body
+
+
+_CHANGE = re.compile(r"换了|改了|改成|换成|变成|新的|新号|新车|搬|现在|不再|已经不|升|转学|转到|调到|改去|改到|离开|辞职|跳槽|"
+                     r"入职|分手|结婚|离婚|提了|换号|开始|不.{0,2}了$|"
+                     r"\bdivorce\b|\bsplit up\b|\bbroke up\b|\bengaged\b|\bretired\b|"
+                     r"\bnew\b|\bchanged?\b|\bnow\b|\bupdated?\b|\bupdate:|\bswitched\b|\bmoved\b|\banymore\b|"
+                     r"\bno longer\b|\bbecame\b|\bupgraded\b|\bquit\b|\bleft\b|\bjoined\b|\bstarted\b|"
+                     r"\btransferred\b|\bpromoted\b|\bbroke up\b|\bgot married\b|\bdivorced\b|\bthese days\b|"
+                     r"\bnowadays\b|\bfinally\b|\bturns out\b|\bactually\b|\bnot any ?more\b", _I)
+
+
+@lru_cache(maxsize=8192)
+def says_change(text: str) -> bool:
+    """The text announces a change ("换成了", "my new number", "now"): it may update what an
+    older memory says, even where the values it can show look alike (a redacted [PHONE])."""
+    return _CHANGE.search(text) is not None
+
+
+@lru_cache(maxsize=8192)
+def says_correction(text: str) -> bool:
+    """The text marks itself as a correction ("sorry, I meant ...", "说错了，是 ...")."""
+    return _CORRECTION_MARKER.search(text) is not None
+
+
+def corrects(newer: str, older: str, explicit: bool = False) -> bool:
+    """``newer`` keeps ``older``'s frame and changes a value: a number, a code, a graded letter,
+    a day, or the polarity ("locker code 4821" -> "4827", "A+" -> "A-", "I am allergic to
+    penicillin" -> "I am not allergic to penicillin"). The frame is what is left of each text's
+    words once values are set aside; it must be shared (Jaccard >= .6, at least one word), or the
+    two must give the same unit another number ("10 mg of lisinopril" -> "lisinopril to 15 mg"),
+    or a value is replaced by its near twin ("BA287" -> "BA278", "Hanson" -> "Hansen"); with
+    ``explicit`` (a text that says it corrects: "sorry, I meant ...") no shared word is needed."""
+    sn, so = signature(newer), signature(older)
+    if _sides(newer) and _sides(older) and _sides(newer) != _sides(older):
+        return False  # the left eye and the right eye: two facts, not one corrected
+    fn, fo = _frame(newer), _frame(older)
+    shared = fn & fo
+    # A slip of a value: a number or code beside a shared word of the older statement, or any
+    # value (a name too) when the newer text says it corrects.
+    if (explicit and twin_values(newer, older)) or (bool(shared) and twin_values(newer, older, words=False)):
+        return True
+    changed = (sn.values() != so.values()) or sn.polarity != so.polarity
+    if not changed:
+        return False
+    # A value must be replaced, not only added: "I have a cat" -> "I have a cat and 2 dogs" adds.
+    if sn.polarity == so.polarity and (not so.values() or not sn.values()):
+        return False
+    if shared and len(shared) / len(fn | fo) >= 0.6:
+        return True
+    # A dose or a measure of the same thing: "10 mg of lisinopril" -> "lisinopril to 15 mg".
+    units_new, units_old = _units(newer), _units(older)
+    common = set(units_new) & set(units_old)
+    return bool(common) and any(units_new[u] != units_old[u] for u in common) and (
+        explicit or bool(shared - {stem(u) for u in common} - common))
+
+
+_VALUE_TOKEN = re.compile(r"[A-Za-z]*\d[\w\-]*|(?<![A-Za-z])[A-Z][a-z]{2,}")
+
+
+def _value_tokens(text: str) -> set[str]:
+    """Numbers, codes and capitalised names, and the text's Chinese words (jieba), of what the
+    text states (not a speaker label or a name said to the listener)."""
+    text = statement_words(text)
+    found = set(_VALUE_TOKEN.findall(text))
+    found |= {t for t in keyword_tokens(text) if re.fullmatch(r"[\u4e00-\u9fff]{2,4}", t)}
+    return found
+
+
+def _levenshtein(a: str, b: str) -> int:
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        current = [i]
+        for j, cb in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
+        previous = current
+    return previous[-1]
+
+
+def twin_values(newer: str, older: str, words: bool = True) -> bool:
+    """``newer`` replaces a value of ``older`` with one a slip away: two digits swapped, one
+    digit, letter or character off ("4821" -> "4827", "BA287" -> "BA278", "Hanson" -> "Hansen",
+    "张丽" -> "张莉"). Only values of two characters or more count: "2 cats" -> "3 cats" may be news.
+    ``words=False`` leaves out words without a digit ("左眼" / "右眼" are two eyes, not a slip)."""
+    old_tokens, new_tokens = _value_tokens(older), _value_tokens(newer)
+    gone, came = old_tokens - new_tokens, new_tokens - old_tokens
+    for o in gone:
+        for n in came:
+            if len(o) < 2 or abs(len(o) - len(n)) > 1 or o.isdigit() != n.isdigit():
+                continue
+            if not words and not re.search(r"\d", o + n):
+                continue
+            distance = _levenshtein(o.lower(), n.lower())
+            swapped = len(o) == len(n) and sorted(o) == sorted(n)
+            if 0 < distance <= (2 if swapped or len(o) >= 4 else 1):
+                return True
+    return False
+
+
+_SIDE = re.compile(r"\b(?:left|right|upper|lower|front|back|top|bottom|first|second|older|younger)\b|左|右", _I)
+
+
+def _sides(text: str) -> frozenset[str]:
+    """Words that tell one of a pair from the other (left / right, 左 / 右)."""
+    return frozenset(m.group(0).lower() for m in _SIDE.finditer(text))
+
+
+def _units(text: str) -> dict[str, frozenset[str]]:
+    """unit -> the numbers given in it ("10 mg" -> {"mg": {"10"}})."""
+    out: dict[str, set[str]] = {}
+    for m in _NUMBER.finditer(text):
+        parts = re.match(r"([+-]?\d+(?:[.,]\d+)?)\s?(\D+)?$", m.group(0).lower())
+        if parts and parts.group(2):
+            out.setdefault(parts.group(2).strip(), set()).add(parts.group(1))
+    return {unit: frozenset(values) for unit, values in out.items()}
+
+
+_FRAME_NOISE = frozenset("""now actual actually sorry meant mean correction wrong typo realli still chang new
+    updat just turn out turns turned 其实 说错 打错 更正 纠正 应该 改成 现在 新 换 了 已经 不对""".split())
+
+
+def _frame(text: str) -> frozenset[str]:
+    tokens = content_tokens(text)
+    return frozenset(t for t in tokens if t not in _FRAME_NOISE and not NEGATION_RE.fullmatch(t)
+                     and t not in {"not", "no", "never", "不", "没", "没有", "别"})

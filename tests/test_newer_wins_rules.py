@@ -1,0 +1,119 @@
+"""The offline newer-wins judge, pair by pair: what must replace and, as much, what must not.
+
+Both languages; each pair is (newer, older). The engine-level behaviour (through the chat, on
+SQLite and PostgreSQL) is in test_truth_over_time.py; these pin the rules themselves.
+"""
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from memory_core.llm.base import MemoryBrief
+from memory_core.llm.offline import OfflineLLM
+from memory_core.text.facts import is_paraphrase, same_values, twin_values
+from memory_core.text.subject import subject_of
+
+NOW = datetime(2024, 6, 1, tzinfo=timezone.utc)
+LLM = OfflineLLM()
+
+
+def replaces(newer: str, older: str, newer_context: str | None = None) -> bool:
+    return LLM.supersedes(MemoryBrief("n", newer, NOW, context=newer_context),
+                          MemoryBrief("o", older, NOW - timedelta(days=30)))
+
+
+@pytest.mark.parametrize("newer,older", [
+    # corrections of one value
+    ("My blood type is A-", "My blood type is A+"),
+    ("My locker code is 4827", "My locker code is 4821"),
+    ("wait no, it's BA278. I swapped the digits, sorry", "My flight home is BA287 on the 14th, leaves at 9:40"),
+    ("Max's classroom is room 21, I mixed it up.", "Max is in Mr. Patel's class, room 12."),
+    ("My doctor raised my lisinopril to 15 mg", "I take 10 mg of lisinopril every morning"),
+    ("我的房间号改成1302了", "我的房间号是1203"),
+    ("航班号记错了，应该是MU5173", "我下周三的航班是MU5137，上海飞昆明"),
+    ("班主任名字是张莉，草字头的莉，上次写错了", "我女儿的班主任叫张丽"),
+    ("我的Rh血型是阴性，之前看错了", "我的Rh血型是阳性"),
+    # changes of a single-valued topic
+    ("Great! I moved to Porto last week, still unpacking boxes.", "I live in Lisbon, in a tiny flat near the river."),
+    ("I bike to work now since they opened the new bike lane.", "I take the 42 bus to work every day."),
+    ("The studio moved yoga to Wednesday evenings, same time.", "My yoga class is on Tuesdays at 6."),
+    ("Big reorg at work. My new boss is Rachel Nguyen.", "My manager is Tom Becker, he's pretty laid back."),
+    ("宽带换成移动了，500兆一年才六百", "我家宽带是电信的，100兆"),
+    ("开学了 儿子升大班了，明年就要上小学了", "儿子在幼儿园上中班，最近特别调皮"),
+    ("又搬家了，现在住在渝北", "我在北京上班，住在回龙观"),
+    # the other polarity
+    ("I am not allergic to penicillin after all", "I am allergic to penicillin"),
+    ("I can swim now! Finished the adult beginner lessons.", "I can't swim, never learned."),
+    ("I quit smoking! 3 months clean today.", "I smoke about a pack a day, I know, I know."),
+    ("I became vegetarian last year", "I love steak"),
+    ("我戒烟了", "我每天抽一包烟"),
+    # a restatement with more
+    ("Every day I take a vitamin D supplement, 1000 IU.", "I take vitamin D every day."),
+    ("Boston is where my sister works, as a nurse at Mass General.", "My sister is a nurse in Boston."),
+    ("花粉会让我过敏，一到春天就难受", "我对花粉过敏"),
+])
+def test_replaces(newer: str, older: str) -> None:
+    assert replaces(newer, older)
+
+
+@pytest.mark.parametrize("newer,older", [
+    # questions state nothing
+    ("我住在哪里？", "我住在杭州市西湖区文三路。"),
+    ("我的电话是多少", "我的电话是[PHONE]"),
+    ("What's my locker code again", "My locker code is 4821"),
+    ("is my wife's bday in june or july", "My wife's birthday is June 14"),
+    # other people
+    ("我表弟在杭州上班", "我的上司在深圳上班"),
+    ("Nicolas: I hate bubble tea", "Vanessa: I like bubble tea"),
+    ("My brother lives in Berlin", "My sister lives in Berlin"),
+    ("My son is 7", "My daughter is 5"),
+    ("My boss's phone is 555-1234", "My phone is 555-1235"),
+    # things that add up
+    ("我对花生过敏", "我对芒果过敏"),
+    ("I'm also allergic to shellfish", "I'm allergic to peanuts"),
+    ("I started learning Spanish too", "I'm learning French"),
+    ("我右眼近视400度", "我左眼近视350度"),
+    # events are not corrections of each other
+    ("I ran 10 km on Sunday", "I ran 5 km on Saturday"),
+    ("I had dinner in Chaoyang district with Anna", "I live in Beijing, in Chaoyang district"),
+    # the same thing, no new value, and less said
+    ("Lisbon", "I live in Lisbon, near the river"),
+])
+def test_does_not_replace(newer: str, older: str) -> None:
+    assert not replaces(newer, older)
+
+
+def test_a_reply_answering_a_question_replaces_like_a_statement() -> None:
+    assert replaces("Blue", "My favourite colour is green", newer_context="Nice! What's your favourite colour?")
+    assert replaces("Porto, since March", "I live in Lisbon", newer_context="Where do you live now?")
+    assert not replaces("I'd rather not say", "I live in Lisbon", newer_context="Where do you live now?")
+
+
+@pytest.mark.parametrize("a,b", [("A+", "A-"), ("4821", "4827"), ("room 12", "room 21"), ("not allergic", "allergic"),
+                                 ("on Tuesdays", "on Wednesdays"), ("my sister", "my brother")])
+def test_values_tell_a_correction_from_a_repeat(a: str, b: str) -> None:
+    assert not same_values(f"It is {a}", f"It is {b}")
+
+
+def test_twin_values_are_slips_not_news() -> None:
+    assert twin_values("code 4827", "code 4821") and twin_values("BA278", "BA287")
+    assert twin_values("Hansen", "Hanson") and twin_values("张莉", "张丽")
+    assert not twin_values("I have 3 cats", "I have 2 cats")  # one digit: may be news
+    assert not twin_values("花生", "芒果") and not twin_values("右眼", "左眼", words=False)
+
+
+def test_paraphrase_folds_only_what_adds_nothing() -> None:
+    assert is_paraphrase("My grandmother lives with me.", "I live with my grandmother.", 0.975, 0.95)
+    assert not is_paraphrase("我对花生过敏", "我对芒果过敏", 0.963, 0.95)
+    assert not is_paraphrase("My sister Anna lives in Berlin and works as a nurse there",
+                             "My sister Anna lives in Berlin", 0.97, 0.95)  # adds the job: replace, not fold
+
+
+@pytest.mark.parametrize("text,subject", [
+    ("我的上司在深圳上班", "rel:领导"), ("我表弟在杭州上班", "rel:表弟"), ("我在阿里上班", "self"),
+    ("Vanessa: I like bubble tea", "vanessa/self"), ("My wife and I live in Paris", "self"),
+    ("Tom lives in Paris", "name:tom"), ("我和奶奶住在一起", "self"), ("My mom lives in Ohio", "rel:mother"),
+])
+def test_who_a_statement_is_about(text: str, subject: str) -> None:
+    assert subject_of(text) == subject
