@@ -30,4 +30,10 @@ if ! (command -v redis-cli >/dev/null && redis-cli -h 127.0.0.1 -p 6379 ping >/d
 fi
 
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 OMP_WAIT_POLICY=PASSIVE TOKENIZERS_PARALLELISM=false RUST_LOG=error
+# Two workers by default (TEST_WORKERS=0 runs in one process); a file's tests stay on one worker,
+# so module-scoped engines are opened once.
+workers=${TEST_WORKERS:-2}
+if [ "$workers" != "0" ]; then
+  exec .venv/bin/python -m pytest -n "$workers" --dist loadfile "$@"
+fi
 exec .venv/bin/python -m pytest "$@"

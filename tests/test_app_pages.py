@@ -121,7 +121,7 @@ def test_demo_staff_cannot_reach_real_accounts(app_env: dict[str, str], monkeypa
     admin_page = _run(ADMIN, DEMO_STAFF)
     _no_exceptions(admin_page)
     shown = " ".join(str(df.value.to_dict()) for df in admin_page.dataframe)
-    assert "demo:alice" in shown and "zoe" not in shown and "4321" not in shown
+    assert "demo:alice" in shown and "zoe" not in shown and "PIN is 4321" not in shown
     for box in admin_page.selectbox:
         assert "zoe" not in [str(o) for o in box.options], box.key
     assert engine.list_memories(__import__("memory_core").MemoryQuery(user_id="zoe")).total == 1

@@ -347,14 +347,14 @@ def test_edit_form_expiry_day_does_not_block_importance_expiry(engine) -> None: 
 
 def test_merge_apply_skips_a_stale_proposal_and_applies_the_rest(engine) -> None:  # type: ignore[no-untyped-def]
     ids = [engine.add("alice", text, actor="test").created[0] for text in
-           ("I have a cat named Tom", "My cat Tom is grey", "I drive a red Honda", "My Honda car is from 2015")]
+           ("My cat Tom is grey", "My cat Tom loves tuna", "I drive a red Honda", "My Honda car is from 2015")]
     stale = MergePlan("alice", (ids[2], ids[3]), (), "I drive a red 2015 Honda")
-    fresh = MergePlan("alice", (ids[0], ids[1]), (), "I have a grey cat named Tom")
+    fresh = MergePlan("alice", (ids[0], ids[1]), (), "My grey cat Tom loves tuna")
     engine.expire(ids[3], actor="scheduler")  # after the preview, before Apply
     outcome = admin.merge_apply(STAFF, engine, [stale, fresh])
     assert len(outcome.applied) == 1 and [f.proposal for f in outcome.failed] == [stale]
     assert "out of date" in outcome.failed[0].reason
     merged = engine.get(outcome.applied[0])
-    assert merged.content == "I have a grey cat named Tom" and sorted(merged.merged_from) == sorted(ids[:2])
+    assert merged.content == "My grey cat Tom loves tuna" and sorted(merged.merged_from) == sorted(ids[:2])
     assert engine.get(ids[2]).status.value == "active"  # the stale plan changed nothing
     assert engine.history(ids[0])[-1].actor == "staff:lin"

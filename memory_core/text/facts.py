@@ -167,6 +167,13 @@ def _covers(entities: set[str], tokens: frozenset[str], text: str) -> bool:
     return all(e in tokens or e in low or all(stem(w) in tokens for w in e.split()) for e in entities)
 
 
+# Stems of words that carry a stance or emphasis, not a fact (compared after ``keyword_tokens``).
+_SOFT_WORDS = frozenset(stem(w) for w in (
+    "love like enjoy adore prefer still really also always usually just actually definitely truly indeed "
+    "quite very so totally absolutely certainly").split()) | frozenset(
+    "喜欢 热爱 爱 很 非常 特别 真的 还是 仍然 依然 一直 也 还 都 总是 确实 其实 挺".split())
+
+
 def is_paraphrase(a: str, b: str, cosine: float, min_cosine: float) -> bool:
     """Whether ``a`` (new) says what ``b`` (stored) says, in other words, and nothing more (a
     repeat folds into the stored memory, so an added detail would be lost; a restatement with
@@ -179,8 +186,11 @@ def is_paraphrase(a: str, b: str, cosine: float, min_cosine: float) -> bool:
         return False
     ta, tb = content_tokens(a), content_tokens(b)
     shared = ta & tb
-    if not shared or len(ta - tb) > 1:
-        return False  # ``a`` (the new text, which a fold drops) must add no more than a word
+    if not shared or len(ta - tb) > 1 or (ta - tb) - _SOFT_WORDS:
+        # ``a`` (the new text, which a fold drops) may add one word, and only one that carries no
+        # fact ("I love hiking" / "I enjoy going on hikes"): "My cat Tom is grey" after "I have a
+        # cat named Tom" says more, and folding it would lose "grey".
+        return False
     if not (_covers(_entity_keys(a), tb, b) and _covers(_entity_keys(b), ta, a)):
         return False
     jaccard = len(shared) / len(ta | tb)

@@ -27,6 +27,8 @@ from pathlib import Path
 from memory_core.text.chunking import split_sentences
 from memory_core.text.entities import extract_entities
 from memory_core.text.facts import content_tokens, negations, says_change, signature, statement_words
+from memory_core.text.keywords import stem
+from memory_core.text.subject import PERSON_NOUNS_EN, PERSON_NOUNS_ZH
 from memory_core.text.similarity import normalize_for_compare
 
 _I = re.IGNORECASE
@@ -141,6 +143,13 @@ def flips(newer: str, older: str, marked: bool = False) -> bool:
 _CLAUSES = re.compile(r"[，,;；:：。.!！?？\n]|\s[-–—]\s|\bso\b|\bbut\b|\bplus\b|所以|但是|不过", re.IGNORECASE)
 
 
+# Stems of verbs and fillers a restatement may drop without dropping a fact.
+_CARRIES_NO_FACT = frozenset(stem(w) for w in (
+    "have has had own owns name named call called get got go goes went do does make keep use is am are was "
+    "be been being still really also always usually just actually now currently these days").split()) | frozenset(
+    "有 叫 是 在 了 还 也 都 现在 目前 一直 仍然 还是".split())
+
+
 def restates(newer: str, older: str) -> bool:
     """``newer`` says all that ``older`` says about a lasting fact, and maybe more ("Ethan has
     been playing violin since he was six" after "My son Ethan plays the violin"): the same
@@ -178,8 +187,12 @@ def restates(newer: str, older: str) -> bool:
     distinctive = bool(so.values() & sn.values()) or any(same_name(o, n) for o in old_names for n in new_names)
     if not distinctive and len(shared) < 2:
         return False
-    allowed = len(old_words) // 2 if distinctive else (1 if len(old_words) >= 3 else 0)
-    return len(missing) <= allowed and _states_a_fact(older) and _states_a_fact(newer)
+    # What the older one says and the newer one drops must carry no fact: "I have a cat named Tom"
+    # -> "My cat Tom is grey" drops only "have"/"named"; "My cat Tom is grey" -> "My cat Tom
+    # loves tuna" drops "grey", and retiring it would lose the cat's colour (both stay).
+    missing -= _CARRIES_NO_FACT
+    missing = {w for w in missing if w not in PERSON_NOUNS_EN and w not in PERSON_NOUNS_ZH}
+    return not missing and _states_a_fact(older) and _states_a_fact(newer)
 
 
 _FIRST_OR_THIRD = re.compile(r"\b(?:I|I'm|I've|I'd|my|me|mine|we|our|us)\b|我|\b(?:he|she|they|his|her|their)\b|他|她", _I)
