@@ -148,3 +148,21 @@ def make_engine(make_settings, embedder, pg_url, redis_url):  # type: ignore[no-
             engine.close()
         except Exception:
             pass
+
+
+# The fast lane (``scripts/run-tests.sh -m "not slow"``) leaves out what costs most and adds least
+# to a quick loop: the PostgreSQL twin of a test that also runs on SQLite, a real browser, model
+# conversion and precision checks, subprocess servers, property searches and benchmark harnesses.
+# CI runs everything.
+_SLOW_FILES = frozenset({
+    "test_browser.py", "test_embedding_onnx.py", "test_embedding.py", "test_properties.py", "test_bench_quality.py",
+    "test_bench_latency.py", "test_api_deploy.py", "test_mcp.py", "test_deploy.py", "test_faults_postgres.py",
+    "test_truth_data.py",
+})
+
+
+def pytest_collection_modifyitems(config, items) -> None:  # type: ignore[no-untyped-def]
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if item.path.name in _SLOW_FILES or "postgres" in params.values() or "postgres" in item.name:
+            item.add_marker(pytest.mark.slow)

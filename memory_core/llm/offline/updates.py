@@ -28,6 +28,7 @@ from memory_core.text.chunking import split_sentences
 from memory_core.text.entities import extract_entities
 from memory_core.text.facts import content_tokens, negations, says_change, signature, statement_words
 from memory_core.text.keywords import stem
+from memory_core.text.lang import has_cjk, jieba_pos_tokenizer
 from memory_core.text.subject import PERSON_NOUNS_EN, PERSON_NOUNS_ZH
 from memory_core.text.similarity import normalize_for_compare
 
@@ -150,6 +151,24 @@ _CARRIES_NO_FACT = frozenset(stem(w) for w in (
     "有 叫 是 在 了 还 也 都 现在 目前 一直 仍然 还是".split())
 
 
+# English words that are the value of an attribute (a colour, a size, a kind): dropping one
+# drops a fact. Chinese words are judged by jieba's part of speech instead (``_names_a_value``).
+_VALUE_WORDS_EN = frozenset(stem(w) for w in (
+    "red orange yellow green blue purple pink brown black white grey gray silver gold beige navy "
+    "big small large tiny huge tall short long old young new used electric manual vegan vegetarian "
+    "left right first second third senior junior spicy sweet sour bitter mild hot cold").split())
+
+
+@lru_cache(maxsize=8192)
+def _names_a_value(word: str) -> bool:
+    """Whether ``word`` (a content token of a memory) names a thing or a quality: a noun, a
+    name or an adjective in Chinese (jieba's tags n*, a*, eng), a listed value word in English."""
+    if word.isascii():
+        return word in _VALUE_WORDS_EN
+    tags = [pair.flag for pair in jieba_pos_tokenizer().lcut(word)]
+    return bool(tags) and all(t[:1] in ("n", "a") or t == "eng" for t in tags)
+
+
 def restates(newer: str, older: str) -> bool:
     """``newer`` says all that ``older`` says about a lasting fact, and maybe more ("Ethan has
     been playing violin since he was six" after "My son Ethan plays the violin"): the same
@@ -190,9 +209,11 @@ def restates(newer: str, older: str) -> bool:
     # What the older one says and the newer one drops must carry no fact: "I have a cat named Tom"
     # -> "My cat Tom is grey" drops only "have"/"named"; "My cat Tom is grey" -> "My cat Tom
     # loves tuna" drops "grey", and retiring it would lose the cat's colour (both stay).
-    missing -= _CARRIES_NO_FACT
-    missing = {w for w in missing if w not in PERSON_NOUNS_EN and w not in PERSON_NOUNS_ZH}
-    return not missing and _states_a_fact(older) and _states_a_fact(newer)
+    missing = {w for w in missing - _CARRIES_NO_FACT if w not in PERSON_NOUNS_EN and w not in PERSON_NOUNS_ZH}
+    if any(_names_a_value(w) for w in missing):
+        return False
+    allowed = len(old_words) // 2 if distinctive else (1 if len(old_words) >= 3 else 0)
+    return len(missing) <= allowed and _states_a_fact(older) and _states_a_fact(newer)
 
 
 _FIRST_OR_THIRD = re.compile(r"\b(?:I|I'm|I've|I'd|my|me|mine|we|our|us)\b|我|\b(?:he|she|they|his|her|their)\b|他|她", _I)
@@ -205,4 +226,7 @@ def _states_a_fact(text: str) -> bool:
     """A statement about someone (I / my / 我 / he / she), not a reaction to the listener ("Wow,
     Caroline, that sounds awesome!"): only such texts restate a fact."""
     body = statement_words(text)
-    return bool(_FIRST_OR_THIRD.search(body)) and not _REACTION_OPENING.search(body)
+    if _REACTION_OPENING.search(body):
+        return False
+    # Chinese drops the subject when it is the speaker ("血压一直偏高", "周末一般都去爬山").
+    return bool(_FIRST_OR_THIRD.search(body)) or (has_cjk(body) and not re.search(r"[A-Za-z]{3,}", body))
