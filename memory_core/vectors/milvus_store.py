@@ -78,6 +78,7 @@ from pymilvus.exceptions import (
 from memory_core.errors import BackendUnavailable, MemoryEngineError, ValidationError
 from memory_core.vectors.base import VectorFilter, VectorHit, VectorRecord, VectorStore
 from memory_core.vectors.user_cache import DEFAULT_MAX_ROWS, UserVectorCache, UserVectors, shared_cache
+from memory_core.vectors.lite_stderr import lite_child_stderr
 from memory_core.vectors.filters import (
     MAX_MEMORY_ID_CHARS,
     MAX_USER_ID_CHARS,
@@ -254,7 +255,7 @@ class MilvusVectorStore(VectorStore):
                     f"and be at most {LITE_FILE_NAME_MAX} characters"
                 )
         self._lite_path: str | None = None
-        with self._guard("connect"):
+        with self._guard("connect"), (nullcontext() if self._is_server else lite_child_stderr()):
             self._client = MilvusClient(
                 uri=uri,
                 token=token or "",
