@@ -28,13 +28,22 @@ from memory_core.text.chunking import split_sentences
 from memory_core.text.entities import extract_entities
 from memory_core.text.facts import content_tokens, negations, says_change, signature, statement_words
 from memory_core.text.keywords import stem
-from memory_core.text.lang import has_cjk, jieba_pos_tokenizer
+from memory_core.text.lang import has_cjk, jieba_pos_tokenizer, jieba_tokenizer
 from memory_core.text.subject import PERSON_NOUNS_EN, PERSON_NOUNS_ZH
 from memory_core.text.similarity import normalize_for_compare
 
 _I = re.IGNORECASE
 TOPICS_FILE = Path(__file__).with_name("topics.json")
-_ADDITIVE = re.compile(r"\b(?:also|too|as well|another|second|in addition|additionally|both)\b|也|还有|另外|又多了|都", _I)
+_ADDITIVE = re.compile(r"\b(?:also|too|as well|another|second|in addition|additionally|both)\b", _I)
+_ADDITIVE_ZH = frozenset({"也", "还有", "另外", "又多了", "都"})
+
+
+def _adds(text: str) -> bool:
+    """The text adds a value rather than replacing one ("I also have a cat", 我也养了狗). Chinese
+    is judged on jieba's words: 都 in 成都 or 首都 is part of a name, not "all"."""
+    if _ADDITIVE.search(text):
+        return True
+    return has_cjk(text) and any(w in _ADDITIVE_ZH for w in jieba_tokenizer().lcut(text))
 # Words too common to tie two statements to one fact.
 _GENERIC = frozenset("""wow awesome amazing great cool nice glad happy sorry thank thanks hey hi hello yeah yes
     super totally definitely sound sounds seem seems fun lol haha omg congrat congrats
@@ -83,7 +92,7 @@ def one_fact(text: str, sentences: int, words: int) -> bool:
 def changes(newer: str, older: str) -> bool:
     """``newer`` announces a change of a single-valued topic ``older`` states (see the module
     docstring); the caller has checked both are about the same person."""
-    if not says_change(newer) or _ADDITIVE.search(newer):
+    if not says_change(newer) or _adds(newer):
         return False
     if not topics_of(newer) & topics_of(older):
         return False
@@ -92,13 +101,18 @@ def changes(newer: str, older: str) -> bool:
     new_words, old_words = specific_words(stated), specific_words(older)
     if not new_words - old_words:
         return False  # nothing new named: a continuation or a repeat
-    if _entities(stated) & _entities(older):
-        return False  # the same Japan trip, the same Biscuit: more about it, not a new value
+    if _entities(stated) & _entities(older) and not _REPLACES.search(newer):
+        # the same Japan trip, the same Biscuit: more about it, not a new value (unless the
+        # newer one says it replaces: "国庆改去新疆了" after "国庆打算去云南")
+        return False
     sn, so = signature(stated), signature(older)
     # The older value must be gone from the newer statement: a word or a value it does not repeat.
     return bool((old_words - new_words) or (so.values() - sn.values()))
 
 
+# Words that say a value was swapped for another, not merely that time passed ("now", "new").
+_REPLACES = re.compile(r"改去|改成|改到|换成|换到|改为|换了|\binstead\b|\bswitched to\b|\bchanged (?:it )?to\b|"
+                       r"\bno longer\b|\bnot any ?more\b", _I)
 _FROM_OLD = re.compile(r"\bfrom\s+(?:\w+\s+){0,3}?(?=to\b)|\b(?:left|leaving|quit)\s+\w+(?:\s+\w+)?|离开了?[^，。,]{1,8}|"
                        r"从[^，。,]{1,8}(?:搬|换|转|调)|不在[^，。,]{1,8}(?:了)", _I)
 
