@@ -33,7 +33,10 @@ _DIET = re.compile(
     r"\bvegetarian\b|\bvegan\b|\bpescatarian\b|\bhalal\b|\bkosher\b|\bgluten[- ]free\b|\bdairy[- ]free\b|"
     r"\bno (?:pork|beef|meat|alcohol|dairy|gluten|sugar|caffeine|coffee|salt|red meat|shellfish|nuts)\b|\bketo\b|"
     r"\bsober\b|\bdon'?t drink(?: alcohol)?\b|不能(?:喝|吃)|不喝咖啡|不碰|"
-    r"\bI (?:don'?t|do not|never|no longer|can'?t|cannot) (?:eat|have|touch) (?!much\b|a lot\b|breakfast\b|lunch\b|dinner\b)\w+", _I)
+    r"\bI (?:don'?t|do not|never|no longer|can'?t|cannot) (?:eat|touch) (?!much\b|a lot\b|breakfast\b|lunch\b|dinner\b)\w+|"
+    # "have" only with a food: "I don't have a driver's license" is no diet
+    r"\bI (?:don'?t|do not|never|no longer|can'?t|cannot) have (?:any )?(?:dairy|gluten|meat|pork|beef|sugar|caffeine|"
+    r"alcohol|nuts|shellfish|eggs|milk|cheese|wheat|soy|carbs|bread|rice|pasta|sweets|spicy food)\b", _I)
 _DISLIKE = re.compile(r"讨厌|受不了|不喜欢|最怕|恶心|\bI (?:really |absolutely |just |truly )?(?:hate|can'?t stand|despise|"
                       r"loathe|dislike)\b|\bI (?:really )?(?:don'?t|do not) (?:like|enjoy|want)\b|\bgross(?:es)? me out\b|"
                       r"\bmakes me (?:gag|sick)\b|\btastes? like soap\b|\bterrified of\b|\bscared of\b|\bafraid of\b|怕", _I)

@@ -32,7 +32,8 @@ NEGATION_RE = re.compile(
     r"不|没|别|未|无|非|\bnot\b|n't|\bnever\b|\bno\b|\bnone\b|\bno longer\b|\bquit\b|\bstopped\b", _I)
 # Words with a negation character that negate nothing: "不错" is "good", "没事" "it's fine".
 NEGATION_IDIOMS_RE = re.compile(r"不错|不客气|不好意思|没事|没关系|不用谢|没问题|不过|不一定|差不多|不少|不久|不然|"
-                                r"要不|无论|无聊|非常|并非不|不得不|\bno problem\b|\bnot bad\b|\bno worries\b", _I)
+                                r"要不|无论|无聊|非常|并非不|不得不|雷打不动|风雨无阻|不管|不停|忍不住|"
+                                r"\bno problem\b|\bnot bad\b|\bno worries\b", _I)
 
 
 def negations(text: str) -> int:
