@@ -190,6 +190,10 @@ _STOPPED = re.compile(r"停了|停药|戒了|不再|放弃了|\bstopped\b|\bquit
                       r"\banymore\b", _I)
 
 
+_DIED = re.compile(r"\bpassed away\b|\bdied\b|\bput (?:him|her|it) down\b|\bwas put down\b|去世|过世|离世|走了", _I)
+_HAS = re.compile(r"\b(?:have|has|got|own|owns|adopted)\b|养|有", _I)
+
+
 @lru_cache(maxsize=1)
 def _states() -> dict[str, re.Pattern[str]]:
     data = json.loads(STATES_FILE.read_text(encoding="utf-8"))
@@ -221,6 +225,8 @@ def ends_a_state(newer: str, older: str) -> bool:
         # after all": ``flips``), never by a mention of the thing ("要去给领导敬酒").
         return False
     shared = _states_of(statement_words(newer)) & _states_of(statement_words(older))
+    if not shared and _DIED.search(newer) and _HAS.search(older) and _entities(newer) & _entities(older):
+        return True  # "Biscuit passed away" ends "We have a beagle named Biscuit"
     if not shared or _adds(newer):
         return False
     had_none, has_none = _without(older), _without(newer)
