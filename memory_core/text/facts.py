@@ -144,10 +144,17 @@ def same_values(a: str, b: str) -> bool:
             and sa.persons == sb.persons and sa.polarity == sb.polarity)
 
 
+# Words capitalised only because they open a sentence: no name ("Yeah, I still run ...").
+_INTERJECTIONS = frozenset("yeah yes yep yup no nope oh ok okay well hey hi hello wow haha lol sure so "
+                           "anyway honestly actually also still".split())
+
+
 def _entity_keys(text: str) -> set[str]:
     keys = set()
     for entity in extract_entities(text):
         low = entity.lower()
+        if low in _INTERJECTIONS:
+            continue
         keys.add(" ".join(stem(w) for w in low.split()) if low.isascii() else low)
     return keys
 
