@@ -65,8 +65,12 @@ with right:
         (st.success if ok else st.error)(f"**{name}** — {detail}", icon="✅" if ok else "🛑")
 
     line(bool(health.get("sql")), "SQL database", "up" if health.get("sql") else "DOWN: memories cannot be read or saved")
-    line(bool(health.get("vectors")), "Milvus vector store",
-         "up" if health.get("vectors") else "DOWN: search falls back to keyword matching in SQL (degraded)")
+    if health.get("vectors_rebuilding"):
+        st.warning("**Milvus vector store** — rebuilding from the database (the Milvus Lite file was damaged and "
+                   "kept aside); until then search uses keyword matching in SQL (degraded).", icon="🛠️")
+    else:
+        line(bool(health.get("vectors")), "Milvus vector store",
+             "up" if health.get("vectors") else "DOWN: search falls back to keyword matching in SQL (degraded)")
     line(bool(health.get("cache")), f"Cache ({health.get('cache_backend', '?')})",
          "up" if health.get("cache") else "DOWN: searches are not cached (slower, still correct)")
     if health.get("llm_offline"):

@@ -138,8 +138,9 @@ def create_app(memory: MemoryEngine, *, keys: ApiKeyRepository | None = None, li
         """What is up (no key needed). 200 while SQL answers (``degraded`` when the vector store
         does not: searches then fall back to keyword search); 503 when SQL is down."""
         parts = memory.health()
-        body = {"status": "ok" if parts["sql"] and parts["vectors"] else ("degraded" if parts["sql"] else "unavailable"),
-                "degraded": bool(parts["sql"] and not parts["vectors"]), **parts,
+        vectors_ok = bool(parts["vectors"]) and not parts.get("vectors_rebuilding")
+        body = {"status": "ok" if parts["sql"] and vectors_ok else ("degraded" if parts["sql"] else "unavailable"),
+                "degraded": bool(parts["sql"] and not vectors_ok), **parts,
                 "rate_limit_backend": limiter.backend}
         return JSONResponse(body, status_code=200 if parts["sql"] else 503)
 

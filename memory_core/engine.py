@@ -458,6 +458,9 @@ class MemoryEngine:
             "llm_offline": bool(getattr(self.llm, "offline", False)),
             "reranker": self.reranker.name if self.reranker else None,
             "embedding_model": self.embedder.name,
+            # Set while a damaged Milvus Lite file's index is rebuilt from SQL (``vector_open``).
+            "vectors_rebuilding": bool(getattr(self.vectors, "rebuilding", False)),
+            "vectors_note": str(getattr(self.vectors, "outcome", "") or ""),
         }
 
     def warm_up(self) -> None:
@@ -504,7 +507,7 @@ def open_memory(
     from memory_core.rerank import load_reranker
     from memory_core.storage.database import create_sql_engine
     from memory_core.storage.migrations import migrate
-    from memory_core.vectors import open_vector_store
+    from memory_core.vector_open import open_vectors, start_rebuild
 
     settings = settings or Settings()
     settings.data_dir.mkdir(parents=True, exist_ok=True)
@@ -514,10 +517,12 @@ def open_memory(
     embedder = embedder or load_embedder(settings.embedding_model, settings.resolved_model_cache_dir,
                                          settings.embedding_batch_size, settings.embedding_backend,
                                          settings.embedding_precision)
-    vectors = vectors or open_vector_store(settings, embedder.dim)
-    return MemoryEngine(
+    vectors = vectors or open_vectors(settings, embedder.dim)
+    engine = MemoryEngine(
         settings=settings, repo=repo, vectors=vectors, embedder=embedder,
         llm=llm or build_llm(settings), cache=cache or open_cache(settings.redis_url, settings.cache_ttl_s,
                                                     settings.resolved_cache_namespace),
         clock=clock, reranker=reranker if reranker is not None else load_reranker(settings.reranker_model or None),
     )
+    start_rebuild(engine)  # only when a damaged Lite file was replaced by a fresh one
+    return engine
