@@ -242,7 +242,7 @@ class MergePlan:
 def merge_preview(principal: Principal, engine: "MemoryEngine", user_id: str) -> MergePlan:
     """What a merge would do for ``user_id`` (nothing is changed)."""
     require_user_in_scope(principal, user_id)
-    proposals = list(maintenance.plan_merges(engine, user_id))
+    proposals = list(maintenance.plan_merges(engine.parts, user_id))
     ids = [mid for p in proposals for mid in getattr(p, "memory_ids", [])]
     records = engine.repo.get_many(ids)
     contents = {mid: rec.content for mid, rec in records.items()}
@@ -275,7 +275,7 @@ def merge_apply(principal: Principal, engine: "MemoryEngine", proposals: Sequenc
                 require_user_in_scope(principal, getattr(proposal, "user_id", ""))
                 for memory_id in getattr(proposal, "memory_ids", ()):
                     _owner_in_scope(principal, engine, memory_id)
-            applied.append(maintenance.apply_merge(engine, proposal, actor=principal.actor))
+            applied.append(maintenance.apply_merge(engine.parts, proposal, actor=principal.actor))
         except Exception as exc:  # reported per proposal; the others still apply
             failed.append(MergeFailure(proposal, str(exc) or type(exc).__name__))
     return MergeOutcome(applied, failed)

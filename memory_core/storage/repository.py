@@ -166,6 +166,132 @@ class SqlRepository:
                     s.execute(update(MemoryRow).where(MemoryRow.memory_id.in_(ids[start:start + 500]), *active_only)
                               .values(vector_written=written))
 
+    def update_if_unchanged(self, session: Session, memory_id: str, expected: MemoryStatus,
+                            expected_updated_at: datetime, **fields: Any) -> bool:
+        """Update only while the row still has the status and ``updated_at`` it was read with
+        (untouched since: not edited, expired, merged or restored); False otherwise."""
+        result = session.execute(update(MemoryRow).where(MemoryRow.memory_id == memory_id,
+                                                         MemoryRow.status == expected.value,
+                                                         MemoryRow.updated_at == expected_updated_at)
+                                 .values(**fields))
+        return bool(result.rowcount)
+
+    def update_active_with_hashes(self, session: Session, pairs: Sequence[tuple[str, str]], **fields: Any) -> int:
+        """Update the rows of these ``(memory_id, content_hash)`` pairs that are still active with
+        that hash; returns how many matched (a merge applies only if all its originals did)."""
+        if not pairs:
+            return 0
+        result = session.execute(
+            update(MemoryRow)
+            .where(or_(*(and_(MemoryRow.memory_id == memory_id, MemoryRow.content_hash == hash_)
+                         for memory_id, hash_ in pairs)),
+                   MemoryRow.status == MemoryStatus.ACTIVE.value)
+            .values(**fields))
+        return int(result.rowcount)
+
+    def delete_row(self, session: Session, memory_id: str) -> None:
+        """Remove one memory row (the caller writes the history entry in the same session)."""
+        row = session.get(MemoryRow, memory_id)
+        if row is not None:
+            session.delete(row)
+
+    def status_and_content(self, memory_ids: Sequence[str]) -> dict[str, tuple[MemoryStatus, str]]:
+        """memory_id -> (status, content) for the rows that exist, without loading whole rows."""
+        if not memory_ids:
+            return {}
+        with self.session() as s:
+            rows = s.execute(select(MemoryRow.memory_id, MemoryRow.status, MemoryRow.content)
+                             .where(MemoryRow.memory_id.in_(list(memory_ids))))
+            return {memory_id: (MemoryStatus(status), content) for memory_id, status, content in rows}
+
+    def hashes_to_ids(self, user_id: str, hashes: Sequence[str]) -> dict[str, str]:
+        """content_hash -> id of an active memory of ``user_id`` with that hash (one query per 500
+        hashes; the batched form of ``find_by_hash``); the smallest id when several share one."""
+        wanted = sorted(set(hashes))
+        found: dict[str, str] = {}
+        if not wanted:
+            return found
+        with self.session() as s:
+            for start in range(0, len(wanted), 500):
+                rows = s.execute(
+                    select(MemoryRow.content_hash, MemoryRow.memory_id)
+                    .where(MemoryRow.user_id == user_id, MemoryRow.status == MemoryStatus.ACTIVE.value,
+                           MemoryRow.content_hash.in_(wanted[start:start + 500]))
+                    .order_by(MemoryRow.memory_id)
+                )
+                for content_hash, memory_id in rows:
+                    found.setdefault(content_hash, memory_id)
+        return found
+
+    def active_memories(self, user_id: str, limit: int) -> list[MemoryRecord]:
+        """The user's active memories, oldest first (ties by id)."""
+        with self.session() as s:
+            rows = s.scalars(
+                select(MemoryRow)
+                .where(MemoryRow.user_id == user_id, MemoryRow.status == MemoryStatus.ACTIVE.value)
+                .order_by(MemoryRow.created_at, MemoryRow.memory_id)
+                .limit(limit)
+            )
+            return [to_record(row) for row in rows]
+
+    def recent_active_entities(self, user_id: str, limit: int) -> list[tuple[str, list[str]]]:
+        """(memory_id, entities) of the user's ``limit`` newest active memories: ids and entities
+        only (full rows cost most of a write's time when thousands were loaded per add)."""
+        with self.session() as s:
+            rows = s.execute(
+                select(MemoryRow.memory_id, MemoryRow.entities)
+                .where(MemoryRow.user_id == user_id, MemoryRow.status == MemoryStatus.ACTIVE.value)
+                .order_by(MemoryRow.created_at.desc())
+                .limit(limit)
+            )
+            return [(memory_id, list(entities or [])) for memory_id, entities in rows]
+
+    def used_due_by(self, horizon: datetime, after: str, limit: int) -> list[MemoryRecord]:
+        """Active memories retrieved at least once whose expiry falls by ``horizon``: one keyset
+        page (ids after ``after``, in id order), so a long scan holds no long transaction."""
+        with self.session() as s:
+            rows = s.scalars(
+                select(MemoryRow)
+                .where(MemoryRow.status == MemoryStatus.ACTIVE.value, MemoryRow.expires_at.is_not(None),
+                       MemoryRow.expires_at <= horizon, MemoryRow.last_accessed_at.is_not(None),
+                       MemoryRow.memory_id > after)
+                .order_by(MemoryRow.memory_id)
+                .limit(limit)
+            )
+            return [to_record(row) for row in rows]
+
+    def archive_candidates(self, max_importance: int, cutoff: datetime, after: tuple[str, str],
+                           limit: int) -> list[MemoryRecord]:
+        """Active or expired memories of importance <= ``max_importance`` created, edited and last
+        retrieved no later than ``cutoff``: one keyset page after ``(user_id, memory_id)``."""
+        with self.session() as s:
+            rows = s.scalars(
+                select(MemoryRow)
+                .where(
+                    MemoryRow.status.in_([MemoryStatus.ACTIVE.value, MemoryStatus.EXPIRED.value]),
+                    MemoryRow.importance <= max_importance,
+                    MemoryRow.created_at <= cutoff,
+                    MemoryRow.updated_at <= cutoff,
+                    or_(MemoryRow.last_accessed_at.is_(None), MemoryRow.last_accessed_at <= cutoff),
+                    or_(MemoryRow.user_id > after[0],
+                        and_(MemoryRow.user_id == after[0], MemoryRow.memory_id > after[1])),
+                )
+                .order_by(MemoryRow.user_id, MemoryRow.memory_id)
+                .limit(limit)
+            )
+            return [to_record(row) for row in rows]
+
+    def count_by_user(self, status: MemoryStatus) -> list[tuple[str, int]]:
+        """(user_id, count of memories with ``status``) for users that have any, by user id."""
+        with self.session() as s:
+            rows = s.execute(
+                select(MemoryRow.user_id, func.count())
+                .where(MemoryRow.status == status.value)
+                .group_by(MemoryRow.user_id)
+                .order_by(MemoryRow.user_id)
+            ).all()
+            return [(user_id, int(count)) for user_id, count in rows]
+
     def find_by_hash(self, user_id: str, content_hash: str) -> MemoryRecord | None:
         with self.session() as s:
             row = s.scalars(
