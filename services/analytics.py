@@ -1,7 +1,7 @@
 """Numbers and charts for stakeholders: what is stored, how it grows and expires, how fast
 retrieval is, how often the cache answers, and what the scheduler did.
 
-Aggregates run in SQL (GROUP BY over bound expressions), so the page stays fast with many
+Aggregates run in SQL (GROUP BY in repository methods), so the page stays fast with many
 memories; figures are plotly objects the page only displays. Each ``Chart`` carries an
 explanation for when it has no data yet.
 
@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
-from sqlalchemy import func, select
 
 from services.auth import DEMO_PREFIX, Principal
 
@@ -45,42 +44,27 @@ class Chart:
     empty_reason: str = ""
 
 
-def _frame(engine: "MemoryEngine", stmt: Any, columns: list[str]) -> pd.DataFrame:
-    with engine.repo.session() as session:
-        rows = session.execute(stmt).all()
-    return pd.DataFrame([tuple(r) for r in rows], columns=columns)
-
-
-def _scope(stmt: Any, demo_only: bool) -> Any:
+def _user_prefix(demo_only: bool) -> str:
     """Demo staff sees demo users only, here as on Admin (services.admin)."""
-    from memory_core.storage.schema import MemoryRow
-
-    return stmt.where(MemoryRow.user_id.startswith(DEMO_PREFIX, autoescape=True)) if demo_only else stmt
+    return DEMO_PREFIX if demo_only else ""
 
 
 def _importance_frame(engine: "MemoryEngine", demo_only: bool = False) -> pd.DataFrame:
     """Active memories counted by user, type and importance."""
-    from memory_core.storage.schema import MemoryRow
-
-    stmt = (select(MemoryRow.user_id, MemoryRow.memory_type, MemoryRow.importance, func.count())
-            .where(MemoryRow.status == "active")
-            .group_by(MemoryRow.user_id, MemoryRow.memory_type, MemoryRow.importance))
-    return _frame(engine, _scope(stmt, demo_only), ["user_id", "memory_type", "importance", "count"])
+    rows = engine.repo.count_active_by_type_and_importance(_user_prefix(demo_only))
+    return pd.DataFrame(rows, columns=["user_id", "memory_type", "importance", "count"])
 
 
 def _status_by_user_frame(engine: "MemoryEngine", demo_only: bool = False) -> pd.DataFrame:
-    from memory_core.storage.schema import MemoryRow
-
-    stmt = select(MemoryRow.user_id, MemoryRow.status, func.count()).group_by(MemoryRow.user_id, MemoryRow.status)
-    return _frame(engine, _scope(stmt, demo_only), ["user_id", "status", "count"])
+    rows = engine.repo.count_by_user_and_status(_user_prefix(demo_only))
+    return pd.DataFrame(rows, columns=["user_id", "status", "count"])
 
 
 def _growth_frame(engine: "MemoryEngine") -> pd.DataFrame:
     """Per day: memories created, memories expired, and the running total still stored."""
-    from memory_core.storage.schema import MemoryRow
-
-    created = _frame(engine, select(MemoryRow.created_at), ["at"])
-    expired = _frame(engine, select(MemoryRow.expired_at).where(MemoryRow.expired_at.is_not(None)), ["at"])
+    created_at, expired_at = engine.repo.created_and_expired_times()
+    created = pd.DataFrame({"at": created_at}, columns=["at"])
+    expired = pd.DataFrame({"at": expired_at}, columns=["at"])
     if created.empty:
         return pd.DataFrame(columns=["day", "created", "expired", "stored"])
     per_day = pd.DataFrame({

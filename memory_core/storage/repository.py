@@ -462,6 +462,28 @@ class SqlRepository:
             )
             return [(user_id, int(count or 0)) for user_id, count in rows]
 
+    # ---- aggregates for analytics (all users; ``user_prefix`` narrows to ids starting with it) --
+    def count_active_by_type_and_importance(self, user_prefix: str = "") -> list[tuple[str, str, int, int]]:
+        """(user_id, memory_type, importance, count) of active memories."""
+        stmt = (select(MemoryRow.user_id, MemoryRow.memory_type, MemoryRow.importance, func.count())
+                .where(MemoryRow.status == MemoryStatus.ACTIVE.value)
+                .group_by(MemoryRow.user_id, MemoryRow.memory_type, MemoryRow.importance))
+        with self.session() as s:
+            return [tuple(row) for row in s.execute(_with_prefix(stmt, user_prefix)).all()]  # type: ignore[misc]
+
+    def count_by_user_and_status(self, user_prefix: str = "") -> list[tuple[str, str, int]]:
+        """(user_id, status, count) over every memory."""
+        stmt = select(MemoryRow.user_id, MemoryRow.status, func.count()).group_by(MemoryRow.user_id, MemoryRow.status)
+        with self.session() as s:
+            return [tuple(row) for row in s.execute(_with_prefix(stmt, user_prefix)).all()]  # type: ignore[misc]
+
+    def created_and_expired_times(self) -> tuple[list[datetime], list[datetime]]:
+        """Every memory's ``created_at``, and the ``expired_at`` of those that expired (growth)."""
+        with self.session() as s:
+            created = list(s.scalars(select(MemoryRow.created_at)))
+            expired = list(s.scalars(select(MemoryRow.expired_at).where(MemoryRow.expired_at.is_not(None))))
+        return created, expired
+
     def due_for_expiry(self, now: datetime, limit: int = 1000) -> list[MemoryRecord]:
         with self.session() as s:
             rows = s.scalars(
@@ -662,6 +684,10 @@ class SqlRepository:
     def release_lock(self, name: str, holder: str) -> None:
         with self.session() as s:
             s.execute(delete(JobLockRow).where(JobLockRow.name == name, JobLockRow.holder == holder))
+
+
+def _with_prefix(stmt: Any, user_prefix: str) -> Any:
+    return stmt.where(MemoryRow.user_id.startswith(user_prefix, autoescape=True)) if user_prefix else stmt
 
 
 def _history(row: HistoryRow) -> HistoryEntry:
