@@ -8,8 +8,8 @@ Rules (the developer guide's):
 * no import cycle among project modules;
 * ``memory_core`` imports no ``services``, ``pages``, ``ui``, ``api`` and no Streamlit;
 * ``services`` imports no ``pages``, ``ui`` or ``api``;
-* only ``memory_core/storage/`` imports SQLAlchemy (the SQL adapter; everything else talks to
-  its repositories, which take and return plain values).
+* only ``memory_core/storage/`` imports SQLAlchemy or the ORM rows (the SQL adapter; everything
+  else talks to its repositories, which take and return plain values).
 """
 from __future__ import annotations
 
@@ -243,6 +243,15 @@ def test_only_storage_knows_sqlalchemy() -> None:
             if imported.split(".")[0] == "sqlalchemy":
                 found.append(f"{path.relative_to(ROOT)}:{line}")
     assert not sorted(set(found)), "SQLAlchemy outside memory_core/storage:\n" + "\n".join(sorted(set(found)))
+
+
+def test_orm_rows_stay_in_storage() -> None:
+    """The ORM row classes (``storage.schema``) are storage's: callers get ``MemoryRecord`` and
+    friends from repository methods, so a query never leaks into a pipeline or a service."""
+    found = [f"{path.relative_to(ROOT)}:{line}" for name, path in FILES.items()
+             if not name.startswith("memory_core.storage.")
+             for imported, line in _imports(name, path) if imported.startswith("memory_core.storage.schema")]
+    assert not found, "ORM rows used outside memory_core/storage:\n" + "\n".join(sorted(set(found)))
 
 
 def test_allow_lists_name_real_modules() -> None:
