@@ -43,8 +43,8 @@ ODD_USER = "../../etc/用户 \"o'brien\"\\x"  # must never become a path
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])
-def engine(request, tmp_path_factory, embedder, model_cache_dir, pg_url) -> Iterator[MemoryEngine]:  # type: ignore[no-untyped-def]
-    eng = open_backend_engine(request, tmp_path_factory, embedder, model_cache_dir, pg_url, "archive", T0)
+def engine(request, tmp_path_factory, embedder, model_cache_dir) -> Iterator[MemoryEngine]:  # type: ignore[no-untyped-def]
+    eng = open_backend_engine(request, tmp_path_factory, embedder, model_cache_dir, "archive", T0)
     yield eng
     eng.close()
 

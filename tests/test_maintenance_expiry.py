@@ -30,8 +30,8 @@ QUIET = RetrievalOptions(use_cache=False, record=False)  # checks must not count
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])
-def engine(request, tmp_path_factory, embedder, model_cache_dir, pg_url) -> Iterator[MemoryEngine]:  # type: ignore[no-untyped-def]
-    eng = open_backend_engine(request, tmp_path_factory, embedder, model_cache_dir, pg_url, "expiry", T0)
+def engine(request, tmp_path_factory, embedder, model_cache_dir) -> Iterator[MemoryEngine]:  # type: ignore[no-untyped-def]
+    eng = open_backend_engine(request, tmp_path_factory, embedder, model_cache_dir, "expiry", T0)
     yield eng
     eng.close()
 

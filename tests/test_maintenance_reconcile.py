@@ -24,8 +24,8 @@ QUIET = RetrievalOptions(use_cache=False, record=False)
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])
-def engine(request, tmp_path_factory, embedder, model_cache_dir, pg_url) -> Iterator[MemoryEngine]:  # type: ignore[no-untyped-def]
-    eng = open_backend_engine(request, tmp_path_factory, embedder, model_cache_dir, pg_url, "reconcile", T0)
+def engine(request, tmp_path_factory, embedder, model_cache_dir) -> Iterator[MemoryEngine]:  # type: ignore[no-untyped-def]
+    eng = open_backend_engine(request, tmp_path_factory, embedder, model_cache_dir, "reconcile", T0)
     yield eng
     eng.close()
 
