@@ -6,8 +6,8 @@ Each line is one full memory record.
 
 A file is never modified in place. The new content is written to a temporary file in the same
 directory, flushed and fsynced, renamed over the old one (atomic on POSIX), and the directory is
-fsynced. An exclusive ``flock`` on a per-user lock file serialises writers across threads and
-processes on one host.
+fsynced. An exclusive lock on a per-user lock file (``filelock``: ``flock`` on POSIX)
+serialises writers across threads and processes on one host.
 
 Kept apart from the archive job (``maintenance/archive.py``) because deleting, erasing and
 restoring a memory (``lifecycle_ops``) change these files too, and must not depend on the job.
@@ -26,14 +26,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
+from filelock import FileLock
+
 from memory_core.config import Settings
 from memory_core.records import MemoryRecord
 from memory_core.validation import check_user_id
-
-try:  # POSIX file locks; elsewhere the in-process lease is the only guard
-    import fcntl
-except ImportError:  # pragma: no cover - Windows
-    fcntl = None  # type: ignore[assignment]
 
 log = logging.getLogger(__name__)
 FORMAT_VERSION = 1
@@ -61,14 +58,8 @@ def _lock_path(path: Path) -> Path:
 def file_lock(path: Path) -> Iterator[None]:
     """Hold the exclusive lock of one user's archive file (threads and processes on one host)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(_lock_path(path), "a+b") as handle:
-        if fcntl is not None:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            if fcntl is not None:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+    with FileLock(_lock_path(path)):
+        yield
 
 
 def read_archive(path: Path) -> dict[str, dict[str, Any]]:
