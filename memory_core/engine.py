@@ -15,17 +15,18 @@ import logging
 from datetime import datetime
 from typing import Any, Sequence
 
+from memory_core import lifecycle_ops
 from memory_core.cache import ResultCache, open_cache
 from memory_core.clock import Clock, SystemClock
 from memory_core.config import Settings
 from memory_core.embedding.base import Embedder
-from memory_core import lifecycle_ops
 from memory_core.errors import ValidationError
-from memory_core.logs import request_context
 from memory_core.llm.base import LLMProvider
+from memory_core.logs import request_context
 from memory_core.maintenance.conflicts import resolve_conflicts
 from memory_core.maintenance.reconcile_job import reconcile
 from memory_core.parts import EngineParts
+from memory_core.ratelimit import WriteRateLimiter
 from memory_core.records import (
     AddItem,
     AddResult,
@@ -44,7 +45,6 @@ from memory_core.storage.repository import SqlRepository
 from memory_core.telemetry import Recorder
 from memory_core.text.pii import redact
 from memory_core.types import MemoryType
-from memory_core.ratelimit import WriteRateLimiter
 from memory_core.validation import (
     check_add_items,
     check_datetime,
@@ -340,7 +340,8 @@ def open_memory(
     vectors = vectors or open_vector_store(settings, embedder.dim)
     return MemoryEngine(
         settings=settings, repo=repo, vectors=vectors, embedder=embedder,
-        llm=llm or build_llm(settings), cache=cache or open_cache(settings.redis_url, settings.cache_ttl_s,
-                                                    settings.resolved_cache_namespace),
+        llm=llm or build_llm(settings),
+        cache=cache or open_cache(settings.redis_url, settings.cache_ttl_s, settings.resolved_cache_namespace,
+                                  clock=clock),
         clock=clock, reranker=reranker if reranker is not None else load_reranker(settings.reranker_model or None),
     )
