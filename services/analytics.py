@@ -6,8 +6,8 @@ memories; figures are plotly objects the page only displays. Each ``Chart`` carr
 explanation for when it has no data yet.
 
 Every public function takes the signed-in principal first and refuses anyone without the
-analytics permission (support staff and analysts) with ``PermissionError``, whatever the page
-did: the page check is for the person, this one is the rule. The numbers span every user
+analytics permission (support staff and analysts) with ``PermissionError`` (``@analytics_only``,
+see ``services.access``), whatever the page did: the page check is for the person, this one is the rule. The numbers span every user
 (per-user breakdowns name user ids), so an end user must never get them.
 """
 from __future__ import annotations
@@ -20,6 +20,7 @@ import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 
+from services.access import principal_check
 from services.auth import DEMO_PREFIX, Principal
 
 if TYPE_CHECKING:
@@ -220,46 +221,49 @@ def _charts(engine: "MemoryEngine", demo_only: bool = False) -> list[Chart]:
 
 
 # ---- the public, permission-checked API ------------------------------------------------------------
+analytics_only = principal_check(require_analytics)
+
+
+@analytics_only
 def summary(principal: Principal, engine: "MemoryEngine") -> dict[str, Any]:
     """Headline numbers: memories, users, searches, cache hit rate, p95 latency."""
-    require_analytics(principal)
     return _summary(engine, principal.via == "demo")
 
 
+@analytics_only
 def charts(principal: Principal, engine: "MemoryEngine") -> list[Chart]:
     """Every chart of the analytics page, in page order."""
-    require_analytics(principal)
     return _charts(engine, principal.via == "demo")
 
 
+@analytics_only
 def importance_frame(principal: Principal, engine: "MemoryEngine") -> pd.DataFrame:
     """Active memories counted by user, type and importance."""
-    require_analytics(principal)
     return _importance_frame(engine, principal.via == "demo")
 
 
+@analytics_only
 def status_by_user_frame(principal: Principal, engine: "MemoryEngine") -> pd.DataFrame:
     """Memories counted by user and status."""
-    require_analytics(principal)
     return _status_by_user_frame(engine, principal.via == "demo")
 
 
+@analytics_only
 def growth_frame(principal: Principal, engine: "MemoryEngine") -> pd.DataFrame:
     """Per day: memories created, memories expired, and the running total still stored."""
-    require_analytics(principal)
     return _growth_frame(engine)
 
 
+@analytics_only
 def metrics_frame(principal: Principal, engine: "MemoryEngine", since: datetime | None = None) -> pd.DataFrame:
     """The recorded retrieval timings (one row per search)."""
-    require_analytics(principal)
     frame = _metrics_frame(engine, since)
     if principal.via == "demo" and "user_id" in frame:
         frame = frame[frame["user_id"].astype(str).str.startswith(DEMO_PREFIX)]
     return frame
 
 
+@analytics_only
 def job_runs_frame(principal: Principal, engine: "MemoryEngine", limit: int = 2000) -> pd.DataFrame:
     """The scheduler's job runs with outcome and duration."""
-    require_analytics(principal)
     return _job_runs_frame(engine, limit)
