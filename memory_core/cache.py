@@ -21,7 +21,11 @@ import logging
 import threading
 import time
 from abc import ABC, abstractmethod
-from collections import OrderedDict
+from typing import Callable
+
+from cachetools import TLRUCache
+
+from memory_core.clock import Clock
 
 log = logging.getLogger(__name__)
 
@@ -67,16 +71,22 @@ class ResultCache(ABC):
 
 
 class InProcessCache(ResultCache):
-    """Bounded LRU with TTL, for the embedded single-process setup."""
+    """Bounded LRU with a TTL per entry (cachetools ``TLRUCache``), for the embedded
+    single-process setup.
+
+    Entries expire on ``clock`` when one is given (the engine's injected clock: a test moves a
+    ``FixedClock`` past an entry's end instead of sleeping), else on the monotonic clock."""
 
     name = "in-process"
 
-    def __init__(self, max_entries: int = 10_000, ttl_s: int = 3600) -> None:
+    def __init__(self, max_entries: int = 10_000, ttl_s: int = 3600, clock: Clock | None = None) -> None:
         super().__init__()
-        self._data: OrderedDict[tuple[str, str, str], tuple[float, str]] = OrderedDict()
+        timer: Callable[[], float] = time.monotonic if clock is None else (lambda: clock.now().timestamp())
+        # Values are (ttl_s, text): the TTL of each entry travels with it to ``_expires``.
+        self._data: TLRUCache[tuple[str, str, str], tuple[float, str]] = TLRUCache(
+            maxsize=max_entries, ttu=_expires, timer=timer)
         self._generation: dict[str, int] = {}
         self._lock = threading.Lock()
-        self._max = max_entries
         self._ttl = ttl_s
 
     def generation(self, user_id: str) -> str | None:
@@ -85,33 +95,29 @@ class InProcessCache(ResultCache):
 
     def get(self, user_id: str, key: str, generation: str) -> str | None:
         with self._lock:
-            k = (user_id, generation, key)
-            item = self._data.get(k)
-            if item is None or item[0] < time.monotonic():
-                self._data.pop(k, None)
-                return self._count(None)
-            self._data.move_to_end(k)
-            return self._count(item[1])
+            item = self._data.get((user_id, generation, key))  # an expired entry is a miss
+            return self._count(None if item is None else item[1])
 
     def set(self, user_id: str, key: str, value: str, generation: str, ttl_s: float | None = None) -> None:
         ttl = self._ttl if ttl_s is None else min(self._ttl, ttl_s)
         with self._lock:
             if ttl <= 0 or generation != str(self._generation.get(user_id, 0)):
                 return  # already stale: a write bumped the generation while the search ran
-            k = (user_id, generation, key)
-            self._data[k] = (time.monotonic() + ttl, value)
-            self._data.move_to_end(k)
-            while len(self._data) > self._max:
-                self._data.popitem(last=False)
+            self._data[(user_id, generation, key)] = (ttl, value)
 
     def invalidate_user(self, user_id: str) -> None:
         with self._lock:
             self._generation[user_id] = self._generation.get(user_id, 0) + 1
+            self._data.expire()
             for k in [k for k in self._data if k[0] == user_id]:
-                del self._data[k]
+                self._data.pop(k, None)
 
     def ping(self) -> bool:
         return True
+
+
+def _expires(_key: object, value: tuple[float, str], now: float) -> float:
+    return now + value[0]
 
 
 class RedisCache(ResultCache):
@@ -198,9 +204,10 @@ class RedisCache(ResultCache):
             return False
 
 
-def open_cache(redis_url: str, ttl_s: int, namespace: str = "") -> ResultCache:
+def open_cache(redis_url: str, ttl_s: int, namespace: str = "", clock: Clock | None = None) -> ResultCache:
     """Redis when configured (keys under ``ltm:<namespace>``, see ``Settings.cache_namespace``),
-    else an in-process cache (one per engine, so it needs no namespace)."""
+    else an in-process cache (one per engine, so it needs no namespace) timed by ``clock`` when
+    one is injected. Redis keeps its own time: its entries expire on the server's clock."""
     if not redis_url:
-        return InProcessCache(ttl_s=ttl_s)
+        return InProcessCache(ttl_s=ttl_s, clock=clock)
     return RedisCache(redis_url, ttl_s=ttl_s, prefix=f"ltm:{namespace}" if namespace else "ltm")

@@ -213,6 +213,8 @@ class Settings(BaseSettings):
         import hashlib
         import re
 
+        from memory_core.storage.urls import location_without_password as _without_password
+
         if self.cache_namespace:
             if re.fullmatch(r"[A-Za-z0-9._-]{1,64}", self.cache_namespace):
                 return self.cache_namespace
@@ -232,19 +234,3 @@ class Settings(BaseSettings):
     @property
     def llm_configured(self) -> bool:
         return bool(self.openai_base_url or self.openai_api_key) and bool(self.llm_model)
-
-
-def _without_password(url: str) -> str:
-    """``url`` with any password removed, and a local SQLite or Milvus Lite path made absolute
-    (two processes started from different directories still name the same files)."""
-    from sqlalchemy.engine import make_url
-
-    if "://" not in url:  # a Milvus Lite file path
-        return Path(url).resolve().as_posix()
-    try:
-        parsed = make_url(url)
-    except Exception:  # not a SQLAlchemy URL (e.g. http://milvus:19530 parses, odd ones may not)
-        return url.split("@", 1)[-1]
-    if parsed.drivername.startswith("sqlite") and parsed.database not in (None, "", ":memory:"):
-        parsed = parsed.set(database=Path(parsed.database).resolve().as_posix())
-    return parsed._replace(password=None).render_as_string(hide_password=False)  # set() ignores None

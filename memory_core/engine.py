@@ -3,23 +3,30 @@
 ``MemoryEngine`` takes its parts through the constructor (ports: SQL repository, vector store,
 embedder, LLM, cache, clock, reranker), so tests and benchmarks swap a backend without
 patching. ``open_memory()`` builds the default parts from settings.
+
+The facade validates and delegates: writing to the write pipeline, searching to the retrieval
+pipeline, edits and status changes to ``lifecycle_ops``, reconcile and conflict resolution to
+``maintenance``. Those take ``self.parts`` (an ``EngineParts``), never the engine, so nothing
+below the facade imports it.
 """
 from __future__ import annotations
 
 import logging
-import threading
 from datetime import datetime
 from typing import Any, Sequence
 
+from memory_core import lifecycle_ops
 from memory_core.cache import ResultCache, open_cache
 from memory_core.clock import Clock, SystemClock
 from memory_core.config import Settings
 from memory_core.embedding.base import Embedder
-from memory_core.errors import NotFoundError, ValidationError
-from memory_core.indexing import embed_text
-from memory_core.logs import request_context
-from memory_core.lifecycle import content_hash, expires_at_for
+from memory_core.errors import ValidationError
 from memory_core.llm.base import LLMProvider
+from memory_core.logs import request_context
+from memory_core.maintenance.conflicts import resolve_conflicts
+from memory_core.maintenance.reconcile_job import reconcile
+from memory_core.parts import EngineParts
+from memory_core.ratelimit import WriteRateLimiter
 from memory_core.records import (
     AddItem,
     AddResult,
@@ -34,16 +41,13 @@ from memory_core.records import (
 )
 from memory_core.rerank import Reranker
 from memory_core.retrieval import RetrievalOptions, RetrievalPipeline
-from memory_core.storage.repository import SqlRepository, snapshot
+from memory_core.storage.repository import SqlRepository
 from memory_core.telemetry import Recorder
-from memory_core.text.event_time import event_span
 from memory_core.text.pii import redact
-from memory_core.types import MemoryStatus, MemoryType
-from memory_core.ratelimit import WriteRateLimiter
+from memory_core.types import MemoryType
 from memory_core.validation import (
     check_add_items,
     check_datetime,
-    check_importance,
     check_limit,
     check_memory_id,
     check_memory_query,
@@ -57,7 +61,7 @@ from memory_core.vectors.base import VectorStore
 from memory_core.write_pipeline import WritePipeline
 
 log = logging.getLogger(__name__)
-_UNSET: Any = object()
+_UNSET: Any = lifecycle_ops.UNSET
 
 
 class MemoryEngine:
@@ -72,21 +76,45 @@ class MemoryEngine:
         clock: Clock | None = None,
         reranker: Reranker | None = None,
     ) -> None:
-        self.settings = settings
-        self.repo = repo
-        self.vectors = vectors
-        self.embedder = embedder
-        self.llm = llm
-        self.cache = cache
-        self.clock = clock or SystemClock()
+        clock = clock or SystemClock()
         self.reranker = reranker
         self.recorder = Recorder(repo)
-        self.writer = WritePipeline(settings, repo, vectors, embedder, llm, cache, self.clock,
+        self.writer = WritePipeline(settings, repo, vectors, embedder, llm, cache, clock,
                                     after_write=self._resolve_conflicts)
-        self.retriever = RetrievalPipeline(settings, repo, vectors, embedder, llm, cache, self.clock,
+        self.retriever = RetrievalPipeline(settings, repo, vectors, embedder, llm, cache, clock,
                                            self.recorder, reranker)
-        self._reconcile_lock = threading.Lock()
+        self.parts = EngineParts(settings=settings, repo=repo, vectors=vectors, embedder=embedder, llm=llm,
+                                 cache=cache, clock=clock, indexer=self.writer, telemetry=self.recorder)
         self.write_limiter = WriteRateLimiter(settings.write_limit_chars_per_minute)
+
+    # The ports, read from ``parts`` (one place: the jobs see what the facade sees).
+    @property
+    def settings(self) -> Settings:
+        return self.parts.settings
+
+    @property
+    def repo(self) -> SqlRepository:
+        return self.parts.repo
+
+    @property
+    def vectors(self) -> VectorStore:
+        return self.parts.vectors
+
+    @property
+    def embedder(self) -> Embedder:
+        return self.parts.embedder
+
+    @property
+    def llm(self) -> LLMProvider:
+        return self.parts.llm
+
+    @property
+    def cache(self) -> ResultCache:
+        return self.parts.cache
+
+    @property
+    def clock(self) -> Clock:
+        return self.parts.clock
 
     # ---- write ----------------------------------------------------------------------------
     def add(
@@ -131,9 +159,7 @@ class MemoryEngine:
                            actor: str) -> list[tuple[str, str]]:
         """Newer wins: older memories that the new ones contradict become superseded (kept,
         linked). Returns the ``(old_id, new_id)`` pairs."""
-        from memory_core.maintenance.conflicts import resolve_conflicts
-
-        return resolve_conflicts(self, list(created), actor, vectors=vectors, records=created)
+        return resolve_conflicts(self.parts, list(created), actor, vectors=vectors, records=created)
 
     # ---- read -----------------------------------------------------------------------------
     def search(
@@ -165,12 +191,7 @@ class MemoryEngine:
 
     def get(self, memory_id: str, user_id: str | None = None) -> MemoryRecord:
         """A memory by id; with ``user_id``, only if it belongs to that user (no existence leak)."""
-        record = self.repo.get(check_memory_id(memory_id))
-        if user_id is not None:
-            user_id = check_user_id(user_id)
-        if record is None or (user_id is not None and record.user_id != user_id):
-            raise NotFoundError(f"memory {memory_id!r} not found")
-        return record
+        return lifecycle_ops.get(self.parts, memory_id, user_id)
 
     def list_memories(self, query: MemoryQuery) -> Page:
         return self.repo.list(check_memory_query(query))
@@ -200,156 +221,26 @@ class MemoryEngine:
     ) -> MemoryRecord:
         """Edit a memory; content edits are redacted, re-analysed for entities, re-embedded and
         re-indexed. Changing importance recomputes expiry unless ``expires_at`` is given."""
-        before = self.get(memory_id, user_id)
-        now = self.clock.now()
-        fields: dict[str, Any] = {"updated_at": now}
-        if content is not None:
-            text = redact(clean_text(content, self.settings.max_input_chars)).text
-            if text != before.content:
-                analysis = self.llm.analyze(text, now)
-                # Its time words still speak from when it was written, not from the edit.
-                event = event_span(text, before.created_at)
-                fields.update(content=text, entities=analysis.entities, summary=analysis.summary,
-                              constraint_kind=analysis.constraint_kind,
-                              content_hash=content_hash(self.embedder.name, embed_text(text)),
-                              event_start=event.start if event else None, event_end=event.end if event else None)
-        if importance is not None:
-            fields["importance"] = check_importance(importance)
-            if expires_at is _UNSET:
-                fields["expires_at"] = expires_at_for(importance, before.created_at,
-                                                      self.settings.ttl_days_by_importance)
-        if memory_type is not None:
-            try:
-                fields["memory_type"] = MemoryType(memory_type).value
-            except ValueError as exc:
-                raise ValidationError(f"unknown memory type {memory_type!r}") from exc
-        if expires_at is not _UNSET:
-            fields["expires_at"] = check_datetime(expires_at, "expires_at")
-        if set(fields) == {"updated_at"}:
-            return before
-        active = before.status is MemoryStatus.ACTIVE
-        if active:
-            fields["vector_written"] = False
-        with self.repo.session() as session:
-            self.repo.update_fields(session, before.memory_id, **fields)
-            after = self.repo.get(before.memory_id, session)
-            assert after is not None
-            self.repo.add_history(session, memory_id=before.memory_id, user_id=before.user_id, action="update",
-                                  actor=actor, at=now, before=snapshot(before), after=snapshot(after), note=note)
-        if active:
-            self._reindex([after])
-        self.cache.invalidate_user(before.user_id)
-        return self.get(before.memory_id)
+        return lifecycle_ops.update(self.parts, memory_id, actor=actor, content=content, importance=importance,
+                                    memory_type=memory_type, expires_at=expires_at, user_id=user_id, note=note)
 
     def expire(self, memory_id: str, *, actor: str, user_id: str | None = None, note: str = "") -> MemoryRecord:
         """Take a memory out of retrieval (kept, restorable); its vector is removed."""
-        return self._set_status(memory_id, MemoryStatus.EXPIRED, actor=actor, user_id=user_id, note=note)
+        return lifecycle_ops.expire(self.parts, memory_id, actor=actor, user_id=user_id, note=note)
 
     def restore(self, memory_id: str, *, actor: str, user_id: str | None = None, note: str = "") -> MemoryRecord:
         """Bring an expired, superseded or archived memory back into retrieval (re-indexed)."""
-        if self.get(memory_id, user_id).status is MemoryStatus.ARCHIVED:
-            from memory_core.maintenance.archive import restore_from_archive
-
-            return restore_from_archive(self, memory_id, actor, note=note)
-        return self._set_status(memory_id, MemoryStatus.ACTIVE, actor=actor, user_id=user_id, note=note)
-
-    def _set_status(self, memory_id: str, status: MemoryStatus, *, actor: str, user_id: str | None,
-                    note: str) -> MemoryRecord:
-        before = self.get(memory_id, user_id)
-        if before.status is status:
-            return before
-        now = self.clock.now()
-        fields: dict[str, Any] = {"status": status.value, "updated_at": now}
-        if status is MemoryStatus.ACTIVE:
-            fields.update(expired_at=None, superseded_by=None, vector_written=False)
-            if before.expires_at is not None and before.expires_at <= now:
-                # Restored by a person: give it a fresh lifetime from today, not an instant re-expiry.
-                fields["expires_at"] = expires_at_for(before.importance, now, self.settings.ttl_days_by_importance)
-        else:
-            fields.update(expired_at=now if status is MemoryStatus.EXPIRED else before.expired_at,
-                          vector_written=False)
-        action = {"active": "restore", "expired": "expire", "archived": "archive", "superseded": "supersede",
-                  "deleted": "delete"}[status.value]
-        with self.repo.session() as session:
-            # Conditional on the status read above: an expiry racing a merge must not turn the
-            # merged (superseded) original into an expired one, half-breaking the merge's undo.
-            if not self.repo.update_if_status(session, before.memory_id, before.status, **fields):
-                raise ValidationError(f"memory {before.memory_id} changed while it was being set to {status.value} "
-                                      "(another job or person got there first): reload and try again")
-            after = self.repo.get(before.memory_id, session)
-            assert after is not None
-            self.repo.add_history(session, memory_id=before.memory_id, user_id=before.user_id, action=action,
-                                  actor=actor, at=now, before=snapshot(before), after=snapshot(after), note=note)
-        if status is MemoryStatus.ACTIVE:
-            self._reindex([after])
-        else:
-            self._unindex([before.memory_id], before.user_id)
-        self.cache.invalidate_user(before.user_id)
-        return self.get(before.memory_id)
+        return lifecycle_ops.restore(self.parts, memory_id, actor=actor, user_id=user_id, note=note)
 
     def delete(self, memory_id: str, *, actor: str, user_id: str | None = None, note: str = "") -> None:
-        """Hard-delete one memory (row and vector). The history keeps who deleted what.
-
-        The memories it replaced (newer wins, or a merge) do not stay pointing at nothing: if it
-        was current, they are current again ("forget that" after "I live in Porto now" leaves
-        "I live in Lisbon" as the user's address, not no address at all); if it had itself been
-        replaced, they now point at what replaced it."""
-        before = self.get(memory_id, user_id)
-        now = self.clock.now()
-        successor = before.superseded_by if before.status is MemoryStatus.SUPERSEDED else None
-        with self.repo.session() as session:
-            from memory_core.storage.schema import MemoryRow
-
-            row = session.get(MemoryRow, before.memory_id)
-            if row is not None:
-                session.delete(row)
-            self.repo.add_history(session, memory_id=before.memory_id, user_id=before.user_id, action="delete",
-                                  actor=actor, at=now, before=snapshot(before), after=None, note=note)
-            replaced = self.repo.replaced_by(session, before.user_id, before.memory_id)
-            if successor is not None:
-                for old in replaced:
-                    self.repo.update_fields(session, old.memory_id, superseded_by=successor, updated_at=now)
-                    after = self.repo.get(old.memory_id, session)
-                    self.repo.add_history(session, memory_id=old.memory_id, user_id=old.user_id, action="update",
-                                          actor=actor, at=now, before=snapshot(old),
-                                          after=snapshot(after) if after else None,
-                                          note=f"the memory that replaced it ({before.memory_id}) was deleted; "
-                                               f"now replaced by {successor}")
-        self._unindex([before.memory_id], before.user_id)
-        self._drop_archived(before.user_id, [before.memory_id])
-        if successor is None:
-            for old in replaced:
-                self._set_status(old.memory_id, MemoryStatus.ACTIVE, actor=actor, user_id=old.user_id,
-                                 note=f"current again: the memory that replaced it ({before.memory_id}) was deleted")
-        self.cache.invalidate_user(before.user_id)
-
-    def _drop_archived(self, user_id: str, memory_ids: Sequence[str]) -> None:
-        from memory_core.maintenance.archive import drop_from_archive
-
-        try:
-            drop_from_archive(self, user_id, memory_ids)
-        except Exception as exc:
-            log.warning("could not remove a deleted memory from its archive file: %s", exc)
+        """Hard-delete one memory (row, vector, archive line). The history keeps who deleted what;
+        the memories it replaced become current again (see ``lifecycle_ops.delete``)."""
+        lifecycle_ops.delete(self.parts, memory_id, actor=actor, user_id=user_id, note=note)
 
     def delete_user(self, user_id: str, *, actor: str, note: str = "erasure request") -> int:
-        """Erase everything of a user: memories, vectors, messages, and the content kept in their
-        audit history (the history keeps that an erasure happened, by whom and when)."""
-        user_id = check_user_id(user_id)
-        now = self.clock.now()
-        with self.repo.session() as session:
-            ids = self.repo.delete_user_rows(session, user_id)
-            self.repo.erase_history_content(session, user_id)
-            self.repo.add_history(session, memory_id="*", user_id=user_id, action="delete_user", actor=actor,
-                                  at=now, before={"memories": len(ids)}, after=None, note=note)
-        try:
-            self.vectors.delete_user(user_id)
-        except Exception as exc:  # reconcile removes orphans of users SQL no longer has
-            log.warning("vector delete for an erased user failed; reconcile will remove them: %s", exc)
-        from memory_core.maintenance.archive import erase_user_archive
-
-        erase_user_archive(self, user_id)  # the archive holds copies of the content too
-        self.cache.invalidate_user(user_id)
-        return len(ids)
+        """Erase everything of a user: memories, vectors, messages, archive file, and the content
+        kept in their audit history (the history keeps that an erasure happened, by whom and when)."""
+        return lifecycle_ops.delete_user(self.parts, user_id, actor=actor, note=note)
 
     # ---- messages (provenance) ------------------------------------------------------------
     def record_message(self, *, message_id: str, user_id: str, session_id: str, role: str, content: str,
@@ -370,78 +261,10 @@ class MemoryEngine:
 
     # ---- repair ---------------------------------------------------------------------------
     def reconcile(self, user_id: str | None = None) -> ReconcileReport:
-        """Make Milvus match SQL: write missing vectors, remove orphans, re-embed stale ones.
-
-        Idempotent and safe beside concurrent writes: they write SQL first, so a vector is never
-        newer than its row, and reconcile therefore reads Milvus *before* SQL. Read the other way
-        round, a memory (or a new user's first memory) written between the two reads had a vector
-        but no row yet, and was removed as an orphan. Two concurrent calls in one process run one
-        after the other.
-        """
-        with self._reconcile_lock:
-            written = removed = reembedded = 0
-            errors: list[str] = []
-            vector_users: list[str] | None = None
-            if user_id is None:
-                try:
-                    vector_users = list(self.vectors.all_user_ids())
-                except Exception as exc:
-                    errors.append(f"listing vector users failed: {exc}")
-            users = [check_user_id(user_id)] if user_id is not None else [u for u, _ in self.repo.user_ids()]
-            if vector_users is not None:
-                try:
-                    known = set(users)
-                    for orphan_user in [u for u in vector_users if u not in known]:
-                        if self.repo.active_hashes(orphan_user):
-                            continue  # its first memory landed after the SQL read: not an orphan
-                        self.vectors.delete_user(orphan_user)
-                        removed += 1
-                except Exception as exc:
-                    errors.append(f"removing vectors of users SQL no longer has failed: {exc}")
-            for uid in users:
-                try:
-                    w, r, e = self._reconcile_user(uid)
-                    written, removed, reembedded = written + w, removed + r, reembedded + e
-                except Exception as exc:
-                    errors.append(f"user {uid!r}: {type(exc).__name__}: {exc}")
-            return ReconcileReport(users=len(users), written=written, removed=removed, reembedded=reembedded,
-                                   errors=errors)
-
-    def _reconcile_user(self, user_id: str) -> tuple[int, int, int]:
-        in_milvus = self.vectors.user_hashes(user_id)  # first: see ``reconcile``
-        in_sql = self.repo.active_hashes(user_id)
-        orphans = [mid for mid in in_milvus if mid not in in_sql]
-        missing = [mid for mid in in_sql if mid not in in_milvus]
-        stale = [mid for mid in in_sql if mid in in_milvus and in_milvus[mid] != in_sql[mid]]
-        if orphans:
-            # A row restored or re-activated since the SQL read keeps its vector.
-            now_active = {mid for mid, r in self.repo.get_many(orphans).items() if r.status is MemoryStatus.ACTIVE}
-            orphans = [mid for mid in orphans if mid not in now_active]
-        if orphans:
-            self.vectors.delete(orphans, user_id=user_id)
-        # Rows marked pending whose vector is already right (crash after upsert): re-upsert too,
-        # since importance/expiry in the vector record may be what changed.
-        pending = {r.memory_id for r in self.repo.pending_vectors(limit=100_000, user_id=user_id)}
-        todo = list(dict.fromkeys(missing + stale + [mid for mid in pending if mid in in_sql]))
-        records = self.repo.get_many(todo)
-        ordered = [records[mid] for mid in todo if mid in records and records[mid].status is MemoryStatus.ACTIVE]
-        for start in range(0, len(ordered), 256):
-            self.writer.index_records(ordered[start:start + 256])
-        if orphans or ordered:
-            self.cache.invalidate_user(user_id)
-        return len(missing), len(orphans), len(stale)
-
-    def _reindex(self, records: Sequence[MemoryRecord]) -> None:
-        try:
-            self.writer.index_records(records)
-        except Exception as exc:
-            log.warning("re-index failed; left pending for reconcile: %s", exc)
-
-    def _unindex(self, memory_ids: Sequence[str], user_id: str) -> None:
-        try:
-            self.vectors.delete(memory_ids, user_id=user_id)
-        except Exception as exc:
-            log.warning("vector delete failed; reconcile will remove the orphan: %s", exc)
+        """Make Milvus match SQL: write missing vectors, remove orphans, re-embed stale ones
+        (``maintenance.reconcile``: idempotent, safe beside concurrent writes; two calls on one
+        engine run one after the other)."""
+        return reconcile(self.parts, user_id)
 
     # ---- operations -----------------------------------------------------------------------
     def job_runs(self, job: str | None = None, limit: int = 100) -> list[JobRun]:
@@ -520,9 +343,10 @@ def open_memory(
     vectors = vectors or open_vectors(settings, embedder.dim)
     engine = MemoryEngine(
         settings=settings, repo=repo, vectors=vectors, embedder=embedder,
-        llm=llm or build_llm(settings), cache=cache or open_cache(settings.redis_url, settings.cache_ttl_s,
-                                                    settings.resolved_cache_namespace),
+        llm=llm or build_llm(settings),
+        cache=cache or open_cache(settings.redis_url, settings.cache_ttl_s, settings.resolved_cache_namespace,
+                                  clock=clock),
         clock=clock, reranker=reranker if reranker is not None else load_reranker(settings.reranker_model or None),
     )
-    start_rebuild(engine)  # only when a damaged Lite file was replaced by a fresh one
+    start_rebuild(engine.parts, engine.reconcile)  # only when a damaged Lite file was replaced
     return engine

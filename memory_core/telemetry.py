@@ -8,8 +8,7 @@ import threading
 from datetime import datetime
 from typing import Any, Sequence
 
-from sqlalchemy.exc import OperationalError
-
+from memory_core.storage.errors import DATABASE_DOWN
 from memory_core.storage.repository import SqlRepository
 
 log = logging.getLogger(__name__)
@@ -78,7 +77,7 @@ class Recorder:
             return
         try:
             self._repo.record_telemetry(metrics, accesses)
-        except OperationalError as exc:  # the database is unreachable: drop the burst, never block a search
+        except DATABASE_DOWN as exc:  # the database is unreachable: drop the burst, never block a search
             log.warning("telemetry write of %d record(s) failed: %s", count, exc)
         except Exception as exc:
             if count == 1:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Callable
 
 from memory_core.errors import BackendUnavailable
 from memory_core.vectors import open_vector_store
@@ -15,7 +15,7 @@ from memory_core.vectors.lite_damage import RebuildingStore, looks_damaged, move
 
 if TYPE_CHECKING:
     from memory_core.config import Settings
-    from memory_core.engine import MemoryEngine
+    from memory_core.parts import EngineParts
 
 log = logging.getLogger(__name__)
 
@@ -37,26 +37,26 @@ def open_vectors(settings: "Settings", dim: int) -> VectorStore:
         return RebuildingStore(open_vector_store(settings, dim), moved)
 
 
-def start_rebuild(engine: "MemoryEngine") -> threading.Thread | None:
-    """When the engine's store is being rebuilt, rebuild it from SQL in the background
-    (``engine.reconcile``), record the run as the job ``rebuild``, and open searches after."""
-    store = engine.vectors
+def start_rebuild(parts: "EngineParts", reconcile: Callable[[], Any]) -> threading.Thread | None:
+    """When the store is being rebuilt, rebuild it from SQL in the background (``reconcile``,
+    the engine's), record the run as the job ``rebuild``, and open searches after."""
+    store = parts.vectors
     if not isinstance(store, RebuildingStore):
         return None
+    repo, clock = parts.repo, parts.clock
 
     def run() -> None:
-        started = engine.clock.now()
-        run_id = engine.repo.start_job("rebuild", started)
+        run_id = repo.start_job("rebuild", clock.now())
         try:
-            report = engine.reconcile()
+            report = reconcile()
         except Exception as exc:  # noqa: BLE001 - said in the job log and health; search stays on SQL
             log.exception("rebuilding the vector index failed")
-            engine.repo.finish_job(run_id, engine.clock.now(), "error", {}, str(exc)[:500])
+            repo.finish_job(run_id, clock.now(), "error", {}, str(exc)[:500])
             store.outcome = f"rebuild failed: {exc}"
             return
         counts = {"written": report.written, "removed": report.removed, "errors": len(report.errors)}
-        outcome = (f"rebuilt {report.written} vectors from SQL; the damaged file is kept as {store.moved_to.name}")
-        engine.repo.finish_job(run_id, engine.clock.now(), "ok" if not report.errors else "partial", counts, outcome)
+        outcome = f"rebuilt {report.written} vectors from SQL; the damaged file is kept as {store.moved_to.name}"
+        repo.finish_job(run_id, clock.now(), "ok" if not report.errors else "partial", counts, outcome)
         log.warning(outcome)
         store.finish(outcome)
 

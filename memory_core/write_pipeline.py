@@ -69,25 +69,7 @@ def _sources(source: str | Sequence[str] | None) -> list[str]:
 def _existing_hashes(repo: SqlRepository, user_id: str, hashes: Sequence[str]) -> dict[str, str]:
     """content_hash -> id of an active memory of ``user_id`` with that hash (one query for a batch;
     the batched form of ``SqlRepository.find_by_hash``)."""
-    wanted = sorted(set(hashes))
-    if not wanted:
-        return {}
-    from sqlalchemy import select
-
-    from memory_core.storage.schema import MemoryRow
-
-    found: dict[str, str] = {}
-    with repo.session() as session:
-        for start in range(0, len(wanted), 500):
-            rows = session.execute(
-                select(MemoryRow.content_hash, MemoryRow.memory_id)
-                .where(MemoryRow.user_id == user_id, MemoryRow.status == MemoryStatus.ACTIVE.value,
-                       MemoryRow.content_hash.in_(wanted[start:start + 500]))
-                .order_by(MemoryRow.memory_id)
-            )
-            for content_hash_, memory_id in rows:
-                found.setdefault(content_hash_, memory_id)
-    return found
+    return repo.hashes_to_ids(user_id, hashes)
 
 
 def _stages(chunks: list[_Chunk], size: int) -> list[list[_Chunk]]:

@@ -1,13 +1,13 @@
 """Numbers and charts for stakeholders: what is stored, how it grows and expires, how fast
 retrieval is, how often the cache answers, and what the scheduler did.
 
-Aggregates run in SQL (GROUP BY over bound expressions), so the page stays fast with many
+Aggregates run in SQL (GROUP BY in repository methods), so the page stays fast with many
 memories; figures are plotly objects the page only displays. Each ``Chart`` carries an
 explanation for when it has no data yet.
 
 Every public function takes the signed-in principal first and refuses anyone without the
-analytics permission (support staff and analysts) with ``PermissionError``, whatever the page
-did: the page check is for the person, this one is the rule. The numbers span every user
+analytics permission (support staff and analysts) with ``PermissionError`` (``@analytics_only``,
+see ``services.access``), whatever the page did: the page check is for the person, this one is the rule. The numbers span every user
 (per-user breakdowns name user ids), so an end user must never get them.
 """
 from __future__ import annotations
@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
-from sqlalchemy import func, select
 
+from services.access import principal_check
 from services.auth import DEMO_PREFIX, Principal
 
 if TYPE_CHECKING:
@@ -45,42 +45,27 @@ class Chart:
     empty_reason: str = ""
 
 
-def _frame(engine: "MemoryEngine", stmt: Any, columns: list[str]) -> pd.DataFrame:
-    with engine.repo.session() as session:
-        rows = session.execute(stmt).all()
-    return pd.DataFrame([tuple(r) for r in rows], columns=columns)
-
-
-def _scope(stmt: Any, demo_only: bool) -> Any:
+def _user_prefix(demo_only: bool) -> str:
     """Demo staff sees demo users only, here as on Admin (services.admin)."""
-    from memory_core.storage.schema import MemoryRow
-
-    return stmt.where(MemoryRow.user_id.startswith(DEMO_PREFIX, autoescape=True)) if demo_only else stmt
+    return DEMO_PREFIX if demo_only else ""
 
 
 def _importance_frame(engine: "MemoryEngine", demo_only: bool = False) -> pd.DataFrame:
     """Active memories counted by user, type and importance."""
-    from memory_core.storage.schema import MemoryRow
-
-    stmt = (select(MemoryRow.user_id, MemoryRow.memory_type, MemoryRow.importance, func.count())
-            .where(MemoryRow.status == "active")
-            .group_by(MemoryRow.user_id, MemoryRow.memory_type, MemoryRow.importance))
-    return _frame(engine, _scope(stmt, demo_only), ["user_id", "memory_type", "importance", "count"])
+    rows = engine.repo.count_active_by_type_and_importance(_user_prefix(demo_only))
+    return pd.DataFrame(rows, columns=["user_id", "memory_type", "importance", "count"])
 
 
 def _status_by_user_frame(engine: "MemoryEngine", demo_only: bool = False) -> pd.DataFrame:
-    from memory_core.storage.schema import MemoryRow
-
-    stmt = select(MemoryRow.user_id, MemoryRow.status, func.count()).group_by(MemoryRow.user_id, MemoryRow.status)
-    return _frame(engine, _scope(stmt, demo_only), ["user_id", "status", "count"])
+    rows = engine.repo.count_by_user_and_status(_user_prefix(demo_only))
+    return pd.DataFrame(rows, columns=["user_id", "status", "count"])
 
 
 def _growth_frame(engine: "MemoryEngine") -> pd.DataFrame:
     """Per day: memories created, memories expired, and the running total still stored."""
-    from memory_core.storage.schema import MemoryRow
-
-    created = _frame(engine, select(MemoryRow.created_at), ["at"])
-    expired = _frame(engine, select(MemoryRow.expired_at).where(MemoryRow.expired_at.is_not(None)), ["at"])
+    created_at, expired_at = engine.repo.created_and_expired_times()
+    created = pd.DataFrame({"at": created_at}, columns=["at"])
+    expired = pd.DataFrame({"at": expired_at}, columns=["at"])
     if created.empty:
         return pd.DataFrame(columns=["day", "created", "expired", "stored"])
     per_day = pd.DataFrame({
@@ -236,46 +221,49 @@ def _charts(engine: "MemoryEngine", demo_only: bool = False) -> list[Chart]:
 
 
 # ---- the public, permission-checked API ------------------------------------------------------------
+analytics_only = principal_check(require_analytics)
+
+
+@analytics_only
 def summary(principal: Principal, engine: "MemoryEngine") -> dict[str, Any]:
     """Headline numbers: memories, users, searches, cache hit rate, p95 latency."""
-    require_analytics(principal)
     return _summary(engine, principal.via == "demo")
 
 
+@analytics_only
 def charts(principal: Principal, engine: "MemoryEngine") -> list[Chart]:
     """Every chart of the analytics page, in page order."""
-    require_analytics(principal)
     return _charts(engine, principal.via == "demo")
 
 
+@analytics_only
 def importance_frame(principal: Principal, engine: "MemoryEngine") -> pd.DataFrame:
     """Active memories counted by user, type and importance."""
-    require_analytics(principal)
     return _importance_frame(engine, principal.via == "demo")
 
 
+@analytics_only
 def status_by_user_frame(principal: Principal, engine: "MemoryEngine") -> pd.DataFrame:
     """Memories counted by user and status."""
-    require_analytics(principal)
     return _status_by_user_frame(engine, principal.via == "demo")
 
 
+@analytics_only
 def growth_frame(principal: Principal, engine: "MemoryEngine") -> pd.DataFrame:
     """Per day: memories created, memories expired, and the running total still stored."""
-    require_analytics(principal)
     return _growth_frame(engine)
 
 
+@analytics_only
 def metrics_frame(principal: Principal, engine: "MemoryEngine", since: datetime | None = None) -> pd.DataFrame:
     """The recorded retrieval timings (one row per search)."""
-    require_analytics(principal)
     frame = _metrics_frame(engine, since)
     if principal.via == "demo" and "user_id" in frame:
         frame = frame[frame["user_id"].astype(str).str.startswith(DEMO_PREFIX)]
     return frame
 
 
+@analytics_only
 def job_runs_frame(principal: Principal, engine: "MemoryEngine", limit: int = 2000) -> pd.DataFrame:
     """The scheduler's job runs with outcome and duration."""
-    require_analytics(principal)
     return _job_runs_frame(engine, limit)

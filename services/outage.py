@@ -4,7 +4,8 @@ A SQL driver raises its own errors when the server is down, restarting, unreacha
 connections; callers above the engine (the chat page, the HTTP API) must say so plainly and keep
 what the user sent, not show a driver traceback. ``database_guard`` turns those errors (and only
 those: integrity or programming errors are bugs and stay as they are) into
-``DatabaseUnavailable``, a ``BackendUnavailable`` whose message is fit to show.
+``DatabaseUnavailable``, a ``BackendUnavailable`` whose message is fit to show. Which driver
+errors those are is storage's knowledge (``memory_core.storage.errors``).
 """
 from __future__ import annotations
 
@@ -12,17 +13,14 @@ import logging
 from contextlib import contextmanager
 from typing import Iterator
 
-from sqlalchemy.exc import DisconnectionError, InterfaceError, OperationalError
-from sqlalchemy.exc import TimeoutError as PoolTimeoutError
-
 from memory_core.errors import BackendUnavailable
+from memory_core.storage.errors import DATABASE_DOWN, is_database_down
+
+__all__ = ["DATABASE_DOWN", "DATABASE_UNAVAILABLE", "DatabaseUnavailable", "database_guard", "is_database_down"]
 
 log = logging.getLogger(__name__)
 
 DATABASE_UNAVAILABLE = "The memory database is unavailable; try again shortly."
-
-DATABASE_DOWN: tuple[type[BaseException], ...] = (OperationalError, InterfaceError, DisconnectionError,
-                                                  PoolTimeoutError)
 
 
 class DatabaseUnavailable(BackendUnavailable):
@@ -31,10 +29,6 @@ class DatabaseUnavailable(BackendUnavailable):
     def __init__(self, detail: str = "") -> None:
         super().__init__(DATABASE_UNAVAILABLE)
         self.detail = detail
-
-
-def is_database_down(exc: BaseException) -> bool:
-    return isinstance(exc, DATABASE_DOWN)
 
 
 @contextmanager

@@ -18,7 +18,8 @@ the header it sets) has no counters of its own: only the per-name backoff, with 
 applies, so one visitor can never slow everyone down for long.
 
 Counters live in a store shared by every app process (``SqlThrottleStore``: a table in the
-engine's database), keyed by a hash (no names or addresses are stored). A counter restarts
+engine's database, in ``memory_core.storage.throttle_store`` as it speaks SQL), keyed by a hash
+(no names or addresses are stored). A counter restarts
 when ``window_s`` passes without a failure. Times are wall-clock seconds (shared by processes).
 """
 from __future__ import annotations
@@ -28,11 +29,11 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Protocol, Sequence
+from typing import Callable, Protocol, Sequence
 
-if TYPE_CHECKING:
-    from sqlalchemy.engine import Engine
+from memory_core.storage.throttle_store import SqlThrottleStore
 
+__all__ = ["LoginThrottle", "MemoryThrottleStore", "SqlThrottleStore", "ThrottlePolicy", "ThrottleStore"]
 log = logging.getLogger(__name__)
 
 
@@ -83,73 +84,6 @@ class MemoryThrottleStore:
 
     def __len__(self) -> int:
         return len(self._data)
-
-
-class SqlThrottleStore:
-    """Counters in a ``login_throttle`` table of the app's SQL database, so every app process
-    (and replica) counts the same failures. The table is the sign-in's own, created on first
-    use; rows hold a key hash, a count and the last failure time only."""
-
-    def __init__(self, engine: "Engine") -> None:
-        from sqlalchemy import Column, Float, Integer, MetaData, String, Table
-
-        self._engine = engine
-        self._table = Table("login_throttle", MetaData(), Column("key", String(64), primary_key=True),
-                            Column("failures", Integer, nullable=False), Column("last_failure", Float, nullable=False))
-        try:
-            self._table.create(engine, checkfirst=True)
-        except Exception:  # another process created it between the check and the create
-            from sqlalchemy import inspect
-
-            if not inspect(engine).has_table("login_throttle"):
-                raise
-
-    def counts(self, keys: Sequence[str], now: float, window_s: float) -> dict[str, tuple[int, float]]:
-        from sqlalchemy import select
-
-        t = self._table
-        with self._engine.connect() as conn:
-            rows = {r.key: (int(r.failures), float(r.last_failure))
-                    for r in conn.execute(select(t).where(t.c.key.in_(list(keys))))}
-        out = {}
-        for key in keys:
-            count, last = rows.get(key, (0, 0.0))
-            out[key] = (count, last) if now - last < window_s else (0, last)
-        return out
-
-    def add_failure(self, keys: Sequence[str], now: float, window_s: float) -> None:
-        from sqlalchemy import case, update
-        from sqlalchemy.exc import IntegrityError
-
-        t = self._table
-        for key in keys:
-            # One UPDATE is atomic on both SQLite and PostgreSQL: two processes counting the
-            # same failure at once both land. A first failure inserts; losing that race to
-            # another process means its row now exists, so the update is tried once more.
-            bump = (update(t).where(t.c.key == key)
-                    .values(failures=case((t.c.last_failure > now - window_s, t.c.failures + 1), else_=1),
-                            last_failure=now))
-            for attempt in range(2):
-                try:
-                    with self._engine.begin() as conn:
-                        if conn.execute(bump).rowcount == 0:
-                            conn.execute(t.insert().values(key=key, failures=1, last_failure=now))
-                    break
-                except IntegrityError:
-                    if attempt:
-                        raise
-
-    def clear(self, keys: Sequence[str]) -> None:
-        from sqlalchemy import delete
-
-        with self._engine.begin() as conn:
-            conn.execute(delete(self._table).where(self._table.c.key.in_(list(keys))))
-
-    def prune(self, before: float) -> int:
-        from sqlalchemy import delete
-
-        with self._engine.begin() as conn:
-            return int(conn.execute(delete(self._table).where(self._table.c.last_failure < before)).rowcount or 0)
 
 
 @dataclass(frozen=True)

@@ -73,15 +73,24 @@ def isolated_settings(tmp: Path, model_cache_dir: Path, database_url: str = "", 
                     openai_base_url="", openai_api_key=None, llm_model="", **extra)
 
 
-def open_backend_engine(request, tmp_path_factory, embedder, model_cache_dir, pg_url, name: str,  # type: ignore[no-untyped-def]
+def backend_url(request) -> str:  # type: ignore[no-untyped-def]
+    """The database URL for a fixture parametrised over "sqlite"/"postgres": "" (the default
+    SQLite file under the data dir) or a fresh PostgreSQL schema. PostgreSQL is asked for only
+    by the postgres instance, so the SQLite instance runs without it."""
+    if request.param == "postgres":
+        return fresh_pg_schema(request.getfixturevalue("pg_url"))
+    return ""
+
+
+def open_backend_engine(request, tmp_path_factory, embedder, model_cache_dir, name: str,  # type: ignore[no-untyped-def]
                         at: "datetime"):
     """A module-scoped engine on the SQL backend named by ``request.param`` ("sqlite"/"postgres"),
     with a FixedClock at ``at`` (for fixtures parametrised over both backends)."""
     from memory_core import FixedClock, open_memory
 
     tmp = tmp_path_factory.mktemp(name)
-    url = fresh_pg_schema(pg_url) if request.param == "postgres" else ""
-    return open_memory(isolated_settings(tmp, model_cache_dir, url), clock=FixedClock(at), embedder=embedder)
+    return open_memory(isolated_settings(tmp, model_cache_dir, backend_url(request)), clock=FixedClock(at),
+                       embedder=embedder)
 
 
 @pytest.fixture(scope="session")
@@ -116,27 +125,40 @@ def make_settings(tmp_path: Path, model_cache_dir: Path) -> Callable[..., "objec
     return _make
 
 
+_ENGINE_PARTS = frozenset({"clock", "vectors", "llm", "reranker"})
+
+
 @pytest.fixture
-def make_engine(make_settings, embedder, pg_url, redis_url):  # type: ignore[no-untyped-def]
-    """Build engines on a chosen SQL backend and cache; all are closed after the test."""
+def make_engine(request, make_settings, embedder):  # type: ignore[no-untyped-def]
+    """Build engines on a chosen SQL backend and cache; all are closed after the test.
+
+    ``sql``: "sqlite" (default) or "postgres"; ``cache``: "memory" (default), "redis" or a
+    ready ``ResultCache``. Other keywords are Settings fields or the parts ``clock``,
+    ``vectors``, ``llm``, ``reranker``; anything else is a ``TypeError`` (a misspelt setting
+    silently dropped made a test check the defaults instead). PostgreSQL and Redis are asked
+    for only when used, so a SQLite test runs without them."""
     from memory_core import open_memory
-    from memory_core.cache import RedisCache
+    from memory_core.cache import RedisCache, ResultCache
+    from memory_core.config import Settings
 
     engines = []
 
     def _make(sql: str = "sqlite", cache: object = "memory", **kwargs: object):  # type: ignore[no-untyped-def]
-        overrides = {k: v for k, v in kwargs.items() if k in {"ttl_days_by_importance", "weight_relevance",
-                                                                  "weight_importance", "weight_recency",
-                                                                  "openai_base_url", "openai_api_key", "llm_model",
-                                                                  "llm_timeout_s", "llm_max_retries", "milvus_uri",
-                                                                  "database_url", "max_input_chars"}}
+        unknown = sorted(k for k in kwargs if k not in _ENGINE_PARTS and k not in Settings.model_fields)
+        if unknown:
+            raise TypeError(f"make_engine() got unexpected keyword argument(s): {', '.join(unknown)}")
+        if sql not in ("sqlite", "postgres"):
+            raise ValueError(f"sql must be 'sqlite' or 'postgres', not {sql!r}")
+        if not (cache in ("memory", "redis") or isinstance(cache, ResultCache)):
+            raise ValueError(f"cache must be 'memory', 'redis' or a ResultCache, not {cache!r}")
+        overrides = {k: v for k, v in kwargs.items() if k not in _ENGINE_PARTS}
         if sql == "postgres":
-            overrides.setdefault("database_url", fresh_pg_schema(pg_url))
+            overrides.setdefault("database_url", fresh_pg_schema(request.getfixturevalue("pg_url")))
         settings = make_settings(**overrides)
-        parts = {k: v for k, v in kwargs.items() if k in {"clock", "vectors", "llm", "reranker"}}
+        parts = {k: v for k, v in kwargs.items() if k in _ENGINE_PARTS}
         if cache == "redis":
-            parts["cache"] = RedisCache(redis_url, prefix=f"ltmtest:{uuid.uuid4().hex[:8]}")
-        elif not isinstance(cache, str):
+            parts["cache"] = RedisCache(request.getfixturevalue("redis_url"), prefix=f"ltmtest:{uuid.uuid4().hex[:8]}")
+        elif isinstance(cache, ResultCache):
             parts["cache"] = cache  # a ready cache object (e.g. one pointed at a dead Redis)
         engine = open_memory(settings, embedder=embedder, **parts)
         engines.append(engine)

@@ -20,7 +20,7 @@ from api.settings import ApiSettings
 from memory_core import MemoryEngine, MemoryQuery, MemoryStatus, open_memory
 from memory_core.storage.api_keys import ApiKeyRepository
 from tests.api_support import serving
-from tests.conftest import fresh_pg_schema, isolated_settings
+from tests.conftest import backend_url, isolated_settings
 
 A, B = "tenant-a", "tenant-b"
 
@@ -38,9 +38,9 @@ class Stack:
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])
-def stack(request, tmp_path_factory, embedder, model_cache_dir, pg_url) -> Iterator[Stack]:  # type: ignore[no-untyped-def]
+def stack(request, tmp_path_factory, embedder, model_cache_dir) -> Iterator[Stack]:  # type: ignore[no-untyped-def]
     tmp = tmp_path_factory.mktemp(f"api-{request.param}")
-    url = fresh_pg_schema(pg_url) if request.param == "postgres" else ""
+    url = backend_url(request)
     engine = open_memory(isolated_settings(tmp, model_cache_dir, url), embedder=embedder)
     keys = ApiKeyRepository(engine.repo.engine)
     key = {"a": create_key(keys, "a-app", A), "a_admin": create_key(keys, "a-admin", A, admin=True),

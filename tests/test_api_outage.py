@@ -16,7 +16,7 @@ from memory_core import MemoryEngine, open_memory
 from memory_core.storage.api_keys import ApiKeyRepository
 from services.outage import DATABASE_UNAVAILABLE
 from tests.api_support import serving
-from tests.conftest import fresh_pg_schema, isolated_settings
+from tests.conftest import backend_url, isolated_settings
 from tests.faults import DownStore, PostgresRelay
 
 
@@ -31,10 +31,10 @@ class Down:
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])
-def down(request, tmp_path_factory, embedder, model_cache_dir, pg_url) -> Iterator[Down]:  # type: ignore[no-untyped-def]
+def down(request, tmp_path_factory, embedder, model_cache_dir) -> Iterator[Down]:  # type: ignore[no-untyped-def]
     tmp = tmp_path_factory.mktemp(f"api-down-{request.param}")
     relay = PostgresRelay() if request.param == "postgres" else None
-    url = relay.url_through(fresh_pg_schema(pg_url)) if relay else ""
+    url = relay.url_through(backend_url(request)) if relay else ""
     settings = isolated_settings(tmp, model_cache_dir, url)
     store = DownStore(settings.resolved_milvus_uri, "memories", embedder.dim)
     store.down = False

@@ -13,15 +13,15 @@ import pytest
 
 from api.ratelimit import RateLimiter, RedisCounter, SqlCounter, build_limiter
 from memory_core.storage.api_keys import open_api_keys
-from tests.conftest import fresh_pg_schema
+from tests.conftest import backend_url
 
 ROOT = Path(__file__).resolve().parents[1]
 WINDOW = 3600  # an hour: a test's counts rarely straddle two windows (the cross-process test retries if so)
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def database_url(request, tmp_path, pg_url) -> str:  # type: ignore[no-untyped-def]
-    return fresh_pg_schema(pg_url) if request.param == "postgres" else f"sqlite:///{tmp_path / 'keys.sqlite3'}"
+def database_url(request, tmp_path) -> str:  # type: ignore[no-untyped-def]
+    return backend_url(request) if request.param == "postgres" else f"sqlite:///{tmp_path / 'keys.sqlite3'}"
 
 
 def _hit_in_another_process(database_url: str, key_id: str, times: int) -> list[int]:

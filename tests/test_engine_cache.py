@@ -1,7 +1,6 @@
 """Retrieval results are cached per user and invalidated by every write for that user."""
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -126,8 +125,7 @@ def test_a_cached_answer_lasts_no_longer_than_its_memories(make_engine) -> None:
     assert expires is not None  # a passing remark: it expires (importance 2)
     clock.set(expires - timedelta(seconds=1))  # one second (of the engine's clock) before it expires
     assert engine.search("u1", "Where did I park?").results[0].memory_id == memory_id
-    time.sleep(1.2)
-    clock.set(expires + timedelta(seconds=1))  # same day, past its expiry
+    clock.set(expires + timedelta(seconds=1))  # same day, past its expiry: the entry's end too
     after = engine.search("u1", "Where did I park?")
     assert not after.cache_hit and after.results == []
 
@@ -210,3 +208,43 @@ def test_the_cache_namespace_holds_no_secret_and_follows_the_data(make_settings,
     assert make_settings(cache_namespace="prod-eu").resolved_cache_namespace == "prod-eu"
     odd = make_settings(cache_namespace="a b:c*").resolved_cache_namespace
     assert odd.isalnum() and len(odd) == 16  # anything not key-safe is hashed
+
+
+def test_the_in_process_cache_runs_on_the_injected_clock() -> None:
+    """Entries end when the engine's clock passes their TTL (no test sleeps for it), the
+    shorter of the cache's TTL and the entry's own wins, the oldest unused entry goes first
+    when full, and an invalidation retires the user's entries and nobody else's."""
+    from datetime import datetime, timedelta, timezone
+
+    from memory_core import FixedClock
+    from memory_core.cache import InProcessCache
+
+    start = datetime(2024, 3, 1, 9, tzinfo=timezone.utc)
+    clock = FixedClock(start)
+    cache = InProcessCache(max_entries=2, ttl_s=60, clock=clock)
+    gen = cache.generation("u1")
+    assert gen is not None
+    cache.set("u1", "q", "answer", gen, ttl_s=10)
+    cache.set("u1", "long", "kept", gen)
+    clock.set(start + timedelta(seconds=9))
+    assert cache.get("u1", "q", gen) == "answer"
+    clock.set(start + timedelta(seconds=11))
+    assert cache.get("u1", "q", gen) is None  # its own 10 s are over
+    assert cache.get("u1", "long", gen) == "kept"  # the cache's 60 s are not
+    clock.set(start + timedelta(seconds=61))
+    assert cache.get("u1", "long", gen) is None
+
+    cache.set("u1", "a", "1", gen)
+    cache.set("u1", "b", "2", gen)
+    assert cache.get("u1", "a", gen) == "1"  # "a" used last: "b" is the one to go
+    cache.set("u1", "c", "3", gen)
+    assert [cache.get("u1", k, gen) for k in ("a", "b", "c")] == ["1", None, "3"]
+
+    other = cache.generation("u2")
+    assert other is not None
+    cache.set("u2", "x", "theirs", other)
+    cache.invalidate_user("u1")
+    assert cache.get("u1", "a", gen) is None and cache.generation("u1") != gen
+    assert cache.get("u2", "x", other) == "theirs"
+    cache.set("u1", "late", "stale", gen)  # a search that began before the write
+    assert cache.get("u1", "late", gen) is None

@@ -20,15 +20,15 @@ from memory_core import (
     ValidationError,
     open_memory,
 )
-from tests.conftest import fresh_pg_schema, isolated_settings
+from tests.conftest import backend_url, isolated_settings
 
 T0 = datetime(2024, 6, 1, 12, 0, tzinfo=timezone.utc)
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])
-def engine(request, tmp_path_factory, embedder, model_cache_dir, pg_url) -> Iterator[MemoryEngine]:  # type: ignore[no-untyped-def]
+def engine(request, tmp_path_factory, embedder, model_cache_dir) -> Iterator[MemoryEngine]:  # type: ignore[no-untyped-def]
     tmp = tmp_path_factory.mktemp("validation")
-    url = fresh_pg_schema(pg_url) if request.param == "postgres" else ""
+    url = backend_url(request)
     eng = open_memory(isolated_settings(tmp, model_cache_dir, url, write_limit_chars_per_minute=2_000),
                       clock=FixedClock(T0), embedder=embedder)
     eng.add("keeper", "I keep bees on the roof")

@@ -102,3 +102,45 @@ def test_the_supersede_check_shows_the_endpoint_each_answers_question(make_engin
     assert "(In reply to: Where do you live now?) Porto" in sent
     fake.script = [{"status": 503}]  # the offline rules answer alike when the endpoint is down
     assert engine.llm.supersedes(newer, older) is True
+
+
+@pytest.mark.parametrize("reply", [
+    {"importance": "4", "memory_type": "declarative"},  # a string, not a number
+    {"importance": True, "memory_type": "declarative"},  # JSON true is not 1
+    {"importance": 0.9, "memory_type": "declarative"},  # 0 once truncated
+    {"importance": float("nan"), "memory_type": "declarative"},
+    {"importance": 3, "memory_type": "semantic"},  # no such type
+    {"importance": 3},  # no type at all
+    {"importance": 3, "memory_type": "episodic", "entities": "Lisbon"},  # not a list
+    {"importance": 3, "memory_type": "episodic", "entities": ["Lisbon", 7]},
+    {"importance": 3, "memory_type": "episodic", "summary": ["a"]},
+    {"importance": 3, "memory_type": "episodic", "constraint": "vegan"},  # not a known kind
+])
+def test_a_malformed_analysis_is_refused(reply: dict) -> None:  # type: ignore[type-arg]
+    from memory_core.llm.openai_provider import LLMResponseError, validate_analysis
+
+    with pytest.raises(LLMResponseError):
+        validate_analysis(reply)
+
+
+def test_an_analysis_is_read_leniently_where_models_differ() -> None:
+    from memory_core.llm.openai_provider import validate_analysis
+    from memory_core.types import MemoryType
+
+    got = validate_analysis({"importance": 4.6, "memory_type": "EPISODIC", "entities": [" 北京 ", "北京", ""],
+                             "summary": None, "constraint": "allergy", "confidence": 0.9})
+    assert (got.importance, got.memory_type, got.entities, got.summary, got.constraint_kind) == (
+        4, MemoryType.EPISODIC, ["北京"], "", "allergy")
+
+
+def test_merge_replies_name_only_shown_ids_and_real_text() -> None:
+    from memory_core.llm.openai_provider import LLMResponseError, validate_merges
+
+    shown = {"a", "b", "c"}
+    for bad in ({"groups": [{"ids": ["a", "x"], "merged_text": "t"}]}, {"groups": [{"ids": ["a", "b"], "merged_text": "  "}]},
+                {"groups": "a,b"}, {"groups": [["a", "b"]]}, {}):
+        with pytest.raises(LLMResponseError):
+            validate_merges(bad, shown)
+    ok = validate_merges({"groups": [{"ids": ["a", "b", "a"], "merged_text": " ab "},
+                                     {"ids": ["b", "c"], "merged_text": "bc", "reason": "b is taken"}]}, shown)
+    assert [(p.memory_ids, p.merged_text, p.reason) for p in ok] == [(["a", "b"], "ab", "")]  # one plan per id

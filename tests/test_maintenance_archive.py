@@ -15,7 +15,15 @@ from typing import Any, Iterator
 
 import pytest
 
-from memory_core import FixedClock, MemoryEngine, MemoryStatus, RetrievalOptions, ValidationError, open_memory
+from memory_core import (
+    FixedClock,
+    MemoryEngine,
+    MemoryStatus,
+    RetrievalOptions,
+    ValidationError,
+    archive_files,
+    open_memory,
+)
 from memory_core.maintenance import archive as archive_module
 from memory_core.maintenance import (
     archive_due,
@@ -26,6 +34,7 @@ from memory_core.maintenance import (
     restore_from_archive,
 )
 from memory_core.maintenance.locks import job_lease
+from memory_core.parts import EngineParts
 from tests.conftest import isolated_settings, open_backend_engine
 
 T0 = datetime(2023, 6, 1, 12, tzinfo=timezone.utc)
@@ -34,8 +43,8 @@ ODD_USER = "../../etc/用户 \"o'brien\"\\x"  # must never become a path
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])
-def engine(request, tmp_path_factory, embedder, model_cache_dir, pg_url) -> Iterator[MemoryEngine]:  # type: ignore[no-untyped-def]
-    eng = open_backend_engine(request, tmp_path_factory, embedder, model_cache_dir, pg_url, "archive", T0)
+def engine(request, tmp_path_factory, embedder, model_cache_dir) -> Iterator[MemoryEngine]:  # type: ignore[no-untyped-def]
+    eng = open_backend_engine(request, tmp_path_factory, embedder, model_cache_dir, "archive", T0)
     yield eng
     eng.close()
 
@@ -44,7 +53,7 @@ def _archive_on(engine: MemoryEngine, day: datetime) -> dict:
     """The archive job run on ``day``, with the engine's clock set to it."""
     assert isinstance(engine.clock, FixedClock)
     engine.clock.set(day)
-    return archive_due(engine, now=day)
+    return archive_due(engine.parts, now=day)
 
 
 def _add(engine: MemoryEngine, user: str, text: str, at: datetime, importance: int) -> str:
@@ -73,7 +82,7 @@ def test_archive_round_trip(engine: MemoryEngine) -> None:
     assert isinstance(engine.clock, FixedClock)
     engine.clock.set(day_200)
 
-    counts = archive_due(engine, now=day_200)
+    counts = archive_due(engine.parts, now=day_200)
     assert counts["skipped"] == 0 and counts["errors"] == 0 and counts["archived"] >= 2
     for memory_id in (chatter, ramen):
         record = engine.get(memory_id)
@@ -91,21 +100,21 @@ def test_archive_round_trip(engine: MemoryEngine) -> None:
     assert lines[ramen]["record"]["content"] == "I tried a new ramen place near the office"
     assert lines[ramen]["record"]["user_id"] == user and lines[ramen]["record"]["status"] == "active"
 
-    stats = next(s for s in archive_stats(engine) if s["user_id"] == user)
+    stats = next(s for s in archive_stats(engine.parts) if s["user_id"] == user)
     assert stats == {"user_id": user, "archived": 2, "file": path.name, "file_bytes": path.stat().st_size,
                      "file_records": 2}
 
-    restored = restore_from_archive(engine, ramen, actor="staff:frank")
+    restored = restore_from_archive(engine.parts, ramen, actor="staff:frank")
     assert restored.status is MemoryStatus.ACTIVE and restored.content == "I tried a new ramen place near the office"
     assert restored.expires_at is not None and restored.expires_at > day_200  # a fresh lifetime
     assert engine.history(ramen)[-1].action == "restore" and engine.history(ramen)[-1].actor == "staff:frank"
     assert engine.search(user, "ramen place near the office", top_k=1, options=QUIET).results[0].memory_id == ramen
     assert {line["record"]["memory_id"] for line in _lines(path)} == {chatter}
     with pytest.raises(ValidationError):
-        restore_from_archive(engine, ramen, actor="staff:frank")  # not archived any more
+        restore_from_archive(engine.parts, ramen, actor="staff:frank")  # not archived any more
 
     # A second run finds nothing new for this user (the restored memory was just touched).
-    archive_due(engine, now=day_200)
+    archive_due(engine.parts, now=day_200)
     assert engine.get(ramen).status is MemoryStatus.ACTIVE
 
 
@@ -120,12 +129,12 @@ def test_retrieval_keeps_a_memory_out_of_the_archive(engine: MemoryEngine) -> No
     engine.flush()
     day_200 = T0 + timedelta(days=200)
     engine.clock.set(day_200)
-    archive_due(engine, now=day_200)
+    archive_due(engine.parts, now=day_200)
     assert engine.get(used).status is MemoryStatus.ACTIVE  # accessed 100 days ago
     assert engine.get(unused).status is MemoryStatus.ARCHIVED
     day_290 = T0 + timedelta(days=290)
     engine.clock.set(day_290)
-    archive_due(engine, now=day_290)
+    archive_due(engine.parts, now=day_290)
     assert engine.get(used).status is MemoryStatus.ARCHIVED  # untouched for 190 days now
 
 
@@ -150,9 +159,9 @@ def test_a_failed_rename_changes_nothing(engine: MemoryEngine, monkeypatch: pyte
             raise OSError("injected: power cut before the rename")
         real_replace(src, dst)
 
-    monkeypatch.setattr(archive_module.os, "replace", crash)
-    counts = archive_due(engine, now=day_400)
-    monkeypatch.setattr(archive_module.os, "replace", real_replace)
+    monkeypatch.setattr(archive_files.os, "replace", crash)
+    counts = archive_due(engine.parts, now=day_400)
+    monkeypatch.setattr(archive_files.os, "replace", real_replace)
     assert seen == [("active", [first, second])]
     assert counts["errors"] >= 1
     assert engine.get(second).status is MemoryStatus.ACTIVE and second in engine.vectors.user_hashes(user)
@@ -160,7 +169,7 @@ def test_a_failed_rename_changes_nothing(engine: MemoryEngine, monkeypatch: pyte
     assert not [p for p in path.parent.iterdir() if p.name.endswith(".tmp")]  # no temp file left
 
     # With the disk back, the next run archives it.
-    counts = archive_due(engine, now=day_400)
+    counts = archive_due(engine.parts, now=day_400)
     assert engine.get(second).status is MemoryStatus.ARCHIVED
     assert {line["record"]["memory_id"] for line in _lines(path)} == {first, second}
 
@@ -171,17 +180,17 @@ def test_a_run_while_one_holds_the_lease_skips(engine: MemoryEngine) -> None:
 
     def slow_body() -> None:
         gate.wait()
-        results.append(archive_due(engine, now=T0))
+        results.append(archive_due(engine.parts, now=T0))
 
     # Hold the lease from this thread while two runs start: both must skip; afterwards a run goes.
-    with job_lease(engine, "archive"):
+    with job_lease(engine.parts, "archive"):
         threads = [threading.Thread(target=slow_body) for _ in range(2)]
         for t in threads:
             t.start()
         for t in threads:
             t.join()
     assert [r["skipped"] for r in results] == [1, 1]
-    assert archive_due(engine, now=T0, wait=True)["skipped"] == 0
+    assert archive_due(engine.parts, now=T0, wait=True)["skipped"] == 0
 
 
 def test_erasure_and_drop(engine: MemoryEngine) -> None:
@@ -191,10 +200,10 @@ def test_erasure_and_drop(engine: MemoryEngine) -> None:
     day_200 = T0 + timedelta(days=200)
     _archive_on(engine, day_200)
     path = archive_path(engine.settings, user)
-    assert drop_from_archive(engine, user, [a]) == 1
+    assert drop_from_archive(engine.settings, user, [a]) == 1
     assert {line["record"]["memory_id"] for line in _lines(path)} == {b}
-    assert erase_user_archive(engine, user) is True and not path.exists()
-    assert erase_user_archive(engine, user) is False
+    assert erase_user_archive(engine.settings, user) is True and not path.exists()
+    assert erase_user_archive(engine.settings, user) is False
 
 
 @pytest.fixture(scope="module")
@@ -218,7 +227,7 @@ def test_cold_storage_moves_content_out_of_sql_and_back(stripping_engine: Memory
     path = archive_path(engine.settings, user)
     assert path.parent == engine.settings.archive_dir
     assert _lines(path)[0]["record"]["content"] == "I tried a new ramen place near the office"
-    back = restore_from_archive(engine, ramen, actor="staff:gina")
+    back = restore_from_archive(engine.parts, ramen, actor="staff:gina")
     assert back.content == "I tried a new ramen place near the office" and back.content_hash == content_hash
     assert engine.search(user, "ramen near the office", top_k=1, options=QUIET).results[0].memory_id == ramen
     assert not path.exists()  # its last line went back to SQL
@@ -240,18 +249,19 @@ def test_an_erasure_during_the_run_leaves_no_archive_file(engine: MemoryEngine, 
     real = archive_module.archive_records
     erasures: list[int] = []
 
-    def archive_records_then_erasure(eng: MemoryEngine, records: Any, now: datetime, *args: Any, **kwargs: Any) -> int:
+    def archive_records_then_erasure(parts: EngineParts, records: Any, now: datetime, *args: Any,
+                                     **kwargs: Any) -> int:
         if records[0].user_id == first:  # the batch is read; the erased user's turn is still to come
-            erasures.append(eng.delete_user(erased, actor="staff:erasure"))
-        return real(eng, records, now, *args, **kwargs)
+            erasures.append(engine.delete_user(erased, actor="staff:erasure"))
+        return real(parts, records, now, *args, **kwargs)
 
     monkeypatch.setattr(archive_module, "archive_records", archive_records_then_erasure)
-    counts = archive_due(engine, now=day_200)
+    counts = archive_due(engine.parts, now=day_200)
     monkeypatch.setattr(archive_module, "archive_records", real)
 
     assert erasures == [1] and counts["errors"] == 0
     assert not archive_path(engine.settings, erased).exists()
-    assert all(s["file"] != archive_path(engine.settings, erased).name for s in archive_stats(engine))
+    assert all(s["file"] != archive_path(engine.settings, erased).name for s in archive_stats(engine.parts))
     assert archive_path(engine.settings, first).exists()  # the other user's archiving went ahead
 
 
@@ -272,12 +282,12 @@ def test_a_memory_changed_before_its_update_leaves_no_line(engine: MemoryEngine)
     day_400 = T0 + timedelta(days=400)
     engine.clock.set(day_400)
     cutoff = day_400 - timedelta(days=engine.settings.archive_after_days)
-    due = [r for r in archive_module._due(engine, cutoff, (user, ""), 1000) if r.user_id == user]
+    due = [r for r in archive_module._due(engine.parts, cutoff, (user, ""), 1000) if r.user_id == user]
     assert {r.memory_id for r in due} == {edited, deleted, kept}
 
     engine.update(edited, actor="test", importance=2)  # touched: its updated_at moves on
     engine.delete(deleted, actor="test")
-    assert archive_module.archive_records(engine, due, day_400) == 1
+    assert archive_module.archive_records(engine.parts, due, day_400) == 1
 
     assert engine.get(kept).status is MemoryStatus.ARCHIVED
     assert engine.get(edited).status is MemoryStatus.ACTIVE
@@ -290,7 +300,7 @@ def test_a_memory_changed_before_its_update_leaves_no_line(engine: MemoryEngine)
     stale = engine.get(edited)
     engine.clock.set(day_400 + timedelta(minutes=1))  # the edit must move updated_at
     engine.update(edited, actor="test", importance=1)
-    assert archive_module.archive_records(engine, [stale], day_400) == 0
+    assert archive_module.archive_records(engine.parts, [stale], day_400) == 0
     assert _lines(path) == before
 
 
@@ -304,7 +314,7 @@ def test_a_file_holding_only_unapplied_lines_is_removed(engine: MemoryEngine) ->
     engine.clock.set(day_200)
     stale = engine.get(memory_id)
     engine.update(memory_id, actor="test", importance=2)
-    assert archive_module.archive_records(engine, [stale], day_200) == 0
+    assert archive_module.archive_records(engine.parts, [stale], day_200) == 0
     assert not archive_path(engine.settings, user).exists()
     assert engine.get(memory_id).status is MemoryStatus.ACTIVE
 
@@ -329,12 +339,12 @@ def test_cold_storage_never_loses_the_only_copy(stripping_engine: MemoryEngine) 
     engine.clock.set(day_400)
     stale = engine.get(ramen)
     engine.update(ramen, actor="test", importance=1)
-    assert archive_module.archive_records(engine, [stale], day_400) == 0
+    assert archive_module.archive_records(engine.parts, [stale], day_400) == 0
     assert _lines(path)[0]["record"]["content"] == text
 
     day_600 = T0 + timedelta(days=600)
     engine.clock.set(day_600)
-    archive_due(engine, now=day_600)
+    archive_due(engine.parts, now=day_600)
     assert engine.get(ramen).status is MemoryStatus.ARCHIVED
     assert [line["record"]["content"] for line in _lines(path)] == [text]
     assert engine.restore(ramen, actor="staff:hal").content == text

@@ -17,8 +17,8 @@ QUIET = RetrievalOptions(use_cache=False, record=False)
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])
-def engine(request, tmp_path_factory, embedder, model_cache_dir, pg_url) -> Iterator[MemoryEngine]:  # type: ignore[no-untyped-def]
-    eng = open_backend_engine(request, tmp_path_factory, embedder, model_cache_dir, pg_url, "conflicts", T0)
+def engine(request, tmp_path_factory, embedder, model_cache_dir) -> Iterator[MemoryEngine]:  # type: ignore[no-untyped-def]
+    eng = open_backend_engine(request, tmp_path_factory, embedder, model_cache_dir, "conflicts", T0)
     yield eng
     eng.close()
 
@@ -70,7 +70,7 @@ def test_newer_fact_supersedes_older(engine: MemoryEngine, old_text: str, new_te
     ids = _top(engine, user, query)
     assert ids[0] == new and old not in ids
     # Running it again changes nothing.
-    assert resolve_conflicts(engine, [new], actor="system") == []
+    assert resolve_conflicts(engine.parts, [new], actor="system") == []
 
 
 def test_an_answer_to_where_do_you_live_supersedes_the_older_answer(engine: MemoryEngine) -> None:
@@ -96,7 +96,7 @@ def test_unrelated_and_other_users_are_left_alone(engine: MemoryEngine) -> None:
     theirs = _add(engine, other, "I live in Beijing, in Chaoyang district", T0)
     peanuts = _add(engine, me, "I am allergic to peanuts", T0 + timedelta(days=2))
     moved = _add(engine, me, "I moved to Shanghai last month", T0 + timedelta(days=3))
-    assert resolve_conflicts(engine, [peanuts, moved], actor="system") == []
+    assert resolve_conflicts(engine.parts, [peanuts, moved], actor="system") == []
     assert {engine.get(m).status for m in (coffee, theirs, peanuts, moved)} == {MemoryStatus.ACTIVE}
 
 
@@ -105,7 +105,7 @@ def test_a_backfill_out_of_order_still_lets_the_later_statement_win(engine: Memo
     later = _add(engine, user, "I moved to Shanghai last month", T0 + timedelta(days=60))
     earlier = _add(engine, user, "I live in Beijing, in Chaoyang district", T0)  # imported afterwards
     assert engine.get(earlier).superseded_by == later
-    assert resolve_conflicts(engine, [earlier], actor="import") == []
+    assert resolve_conflicts(engine.parts, [earlier], actor="import") == []
     assert engine.get(later).status is MemoryStatus.ACTIVE
 
 
@@ -119,7 +119,7 @@ def test_a_batch_of_changes_supersedes_in_time_order(engine: MemoryEngine) -> No
         AddItem(user_id=user, content="I moved to Shenzhen for a new job", at=T0 + timedelta(days=180)),
     ])
     beijing, shanghai, shenzhen = (r.created[0] for r in results)
-    assert resolve_conflicts(engine, [shenzhen, beijing, shanghai], actor="system") == []  # done on write
+    assert resolve_conflicts(engine.parts, [shenzhen, beijing, shanghai], actor="system") == []  # done on write
     assert engine.get(beijing).superseded_by == shanghai
     assert engine.get(shanghai).superseded_by == shenzhen
     # both superseded vectors left the index (one delete for the write), the current one stayed

@@ -30,8 +30,8 @@ QUIET = RetrievalOptions(use_cache=False, record=False)  # checks must not count
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])
-def engine(request, tmp_path_factory, embedder, model_cache_dir, pg_url) -> Iterator[MemoryEngine]:  # type: ignore[no-untyped-def]
-    eng = open_backend_engine(request, tmp_path_factory, embedder, model_cache_dir, pg_url, "expiry", T0)
+def engine(request, tmp_path_factory, embedder, model_cache_dir) -> Iterator[MemoryEngine]:  # type: ignore[no-untyped-def]
+    eng = open_backend_engine(request, tmp_path_factory, embedder, model_cache_dir, "expiry", T0)
     yield eng
     eng.close()
 
@@ -129,8 +129,8 @@ def test_a_simulated_year(engine: MemoryEngine) -> None:
             weekly_hits += bool(hits and hits[0].memory_id == badminton)
         clock.set(T0 + timedelta(days=day, hours=2))
         engine.flush()
-        assert expire_due(engine)["skipped"] == 0
-        assert archive_due(engine)["skipped"] == 0
+        assert expire_due(engine.parts)["skipped"] == 0
+        assert archive_due(engine.parts)["skipped"] == 0
 
         at = T0 + timedelta(days=day, hours=3)
         if day == 20:
@@ -175,12 +175,12 @@ def test_a_simulated_year(engine: MemoryEngine) -> None:
     assert _ids(engine, user, "where do I live?", end, top_k=1) == [shanghai]
     assert engine.get(ramen).status is MemoryStatus.ARCHIVED  # expired day 180, archived day 360
     assert engine.get(beijing).status is MemoryStatus.SUPERSEDED  # superseded rows are kept, not archived
-    row = next(s for s in archive_stats(engine) if s["user_id"] == user)
+    row = next(s for s in archive_stats(engine.parts) if s["user_id"] == user)
     assert row["archived"] == 3 and row["file_records"] == 3 and row["file_bytes"] > 0
     assert user not in row["file"]
 
     # Staff bring the ramen memory back: active, re-indexed, with a fresh lifetime from today.
-    restored = restore_from_archive(engine, ramen, actor="staff:carol")
+    restored = restore_from_archive(engine.parts, ramen, actor="staff:carol")
     assert restored.status is MemoryStatus.ACTIVE and restored.expires_at is not None and restored.expires_at > end
     assert _ids(engine, user, "ramen place near the office", end, top_k=1) == [ramen]
     assert [h.action for h in engine.history(ramen)][-3:] == ["expire", "archive", "restore"]
@@ -208,9 +208,9 @@ def test_the_runs_actor_is_written_into_every_history_entry(make_engine) -> None
         return used, unused
 
     by_scheduler = due_memories("I play chess with Omar on Tuesdays", "I tried the new noodle bar by the station")
-    assert expire_due(engine, now) == {"skipped": 0, "checked": 1, "extended": 1, "expired": 1, "errors": 0}
+    assert expire_due(engine.parts, now) == {"skipped": 0, "checked": 1, "extended": 1, "expired": 1, "errors": 0}
     by_staff = due_memories("My sister Lena teaches piano in Graz", "We watched a comet from the roof last night")
-    counts = expire_due(engine, now, actor="staff:carol")
+    counts = expire_due(engine.parts, now, actor="staff:carol")
     assert (counts["extended"], counts["expired"], counts["errors"]) == (1, 1, 0)
 
     for (used, unused), actor in ((by_scheduler, "scheduler"), (by_staff, "staff:carol")):

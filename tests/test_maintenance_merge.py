@@ -9,7 +9,14 @@ from typing import Iterator, Sequence
 
 import pytest
 
-from memory_core import FixedClock, MemoryEngine, MemoryStatus, RetrievalOptions, ValidationError
+from memory_core import (
+    FixedClock,
+    MemoryEngine,
+    MemoryStatus,
+    RetrievalOptions,
+    ValidationError,
+    lifecycle_ops,
+)
 from memory_core.llm.base import MemoryBrief, MergeProposal
 from memory_core.llm.offline import OfflineLLM
 from memory_core.maintenance import apply_merge, merge_all, plan_merges, undo_merge
@@ -20,13 +27,13 @@ QUIET = RetrievalOptions(use_cache=False, record=False)
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])
-def engine(request, tmp_path_factory, embedder, model_cache_dir, pg_url) -> Iterator[MemoryEngine]:  # type: ignore[no-untyped-def]
+def engine(request, tmp_path_factory, embedder, model_cache_dir) -> Iterator[MemoryEngine]:  # type: ignore[no-untyped-def]
     # The merge job is for redundancy the write did not resolve: memories written before a
     # restatement replaced what it repeats (memory_core.llm.offline.updates.restates), or by a
     # model that judged otherwise. The store is built that way here.
     patch = pytest.MonkeyPatch()
     patch.setattr("memory_core.llm.offline.slots.restates", lambda newer, older: False)
-    eng = open_backend_engine(request, tmp_path_factory, embedder, model_cache_dir, pg_url, "merge", T0)
+    eng = open_backend_engine(request, tmp_path_factory, embedder, model_cache_dir, "merge", T0)
     yield eng
     eng.close()
     patch.undo()
@@ -58,7 +65,7 @@ def test_plan_apply_and_undo(engine: MemoryEngine) -> None:
     engine.clock.set(T0 + timedelta(days=20))
     vectors_before = engine.vectors.user_hashes(user)
 
-    plans = plan_merges(engine, user)
+    plans = plan_merges(engine.parts, user)
     by_ids = {frozenset(p.memory_ids): p for p in plans}
     assert set(by_ids) == {frozenset({anna_a, anna_b}), frozenset({tennis_a, tennis_b})}
     anna = by_ids[frozenset({anna_a, anna_b})]
@@ -72,7 +79,7 @@ def test_plan_apply_and_undo(engine: MemoryEngine) -> None:
     assert engine.vectors.user_hashes(user) == vectors_before
     assert all(engine.get(m).status is MemoryStatus.ACTIVE for m in (anna_a, anna_b, peanuts, spicy_yes))
 
-    merged_id = apply_merge(engine, anna, actor="staff:dana")
+    merged_id = apply_merge(engine.parts, anna, actor="staff:dana")
     merged = engine.get(merged_id)
     assert merged.status is MemoryStatus.ACTIVE and merged.content == anna.merged_text
     assert merged.merged_from == [anna_a, anna_b]
@@ -91,9 +98,9 @@ def test_plan_apply_and_undo(engine: MemoryEngine) -> None:
     assert found[0] == merged_id and anna_a not in found and anna_b not in found
 
     with pytest.raises(ValidationError):  # the plan is stale now
-        apply_merge(engine, anna, actor="staff:dana")
+        apply_merge(engine.parts, anna, actor="staff:dana")
 
-    restored = undo_merge(engine, merged_id, actor="staff:erin")
+    restored = undo_merge(engine.parts, merged_id, actor="staff:erin")
     assert sorted(restored) == sorted([anna_a, anna_b])
     assert engine.get(merged_id).status is MemoryStatus.SUPERSEDED
     assert [h.action for h in engine.history(merged_id)] == ["merge", "unmerge"]
@@ -106,7 +113,7 @@ def test_plan_apply_and_undo(engine: MemoryEngine) -> None:
     found = _ids(engine, user, "what does my sister Anna do?")
     assert merged_id not in found and anna_b in found
     with pytest.raises(ValidationError):
-        undo_merge(engine, merged_id, actor="staff:erin")
+        undo_merge(engine.parts, merged_id, actor="staff:erin")
 
 
 class _OverreachingLLM(OfflineLLM):
@@ -133,11 +140,11 @@ def test_merge_proposals_may_only_name_ids_shown(engine: MemoryEngine) -> None:
     _add(engine, user, "My sister Anna lives in Berlin", T0)
     _add(engine, user, "My sister Anna lives in Berlin and works as a nurse there", T0 + timedelta(days=1))
     original = engine.llm
-    engine.llm = _OverreachingLLM(foreign)
+    engine.parts.llm = _OverreachingLLM(foreign)
     try:
-        plans = plan_merges(engine, user)
+        plans = plan_merges(engine.parts, user)
     finally:
-        engine.llm = original
+        engine.parts.llm = original
     assert [p.merged_text for p in plans] == ["the real one"]
     assert foreign not in plans[0].memory_ids and engine.get(foreign).status is MemoryStatus.ACTIVE
 
@@ -158,7 +165,7 @@ def test_weekly_job_merges_big_users_only_and_runs_once_at_a_time(engine: Memory
 
     def run() -> None:
         gate.wait()
-        results.append(merge_all(engine, min_memories=5))
+        results.append(merge_all(engine.parts, min_memories=5))
 
     threads = [threading.Thread(target=run) for _ in range(2)]
     for t in threads:
@@ -194,11 +201,11 @@ def test_a_merged_memory_spans_the_told_times_of_its_originals(engine: MemoryEng
     assert engine.get(second).event_end == day + timedelta(days=5)
     engine.clock.set(T0 + timedelta(days=20))
     texts = tuple(engine.get(m).content for m in (first, second))
-    merged = engine.get(apply_merge(engine, MergePlan(user, (first, second), texts,
+    merged = engine.get(apply_merge(engine.parts, MergePlan(user, (first, second), texts,
                                                       "I ran along the river and swam laps at the pool"),
                                     actor="staff:dana"))
     assert (merged.event_start, merged.event_end) == (day, day + timedelta(days=5))
-    untimed = engine.get(apply_merge(engine, MergePlan(user, (merged.memory_id, plain),
+    untimed = engine.get(apply_merge(engine.parts, MergePlan(user, (merged.memory_id, plain),
                                                        (merged.content, engine.get(plain).content),
                                                        "I run by the river and swim at the pool"),
                                      actor="staff:dana"))
@@ -212,10 +219,10 @@ def test_a_plan_is_stale_once_one_of_its_memories_is_edited(engine: MemoryEngine
     short = _add(engine, user, "My sister Anna lives in Berlin", T0)
     longer = _add(engine, user, "My sister Anna lives in Berlin and works as a nurse there", T0 + timedelta(days=2))
     engine.clock.set(T0 + timedelta(days=5))
-    (plan,) = plan_merges(engine, user)
+    (plan,) = plan_merges(engine.parts, user)
     engine.update(longer, actor="staff:lin", content="My sister Anna lives in Munich and works as a doctor there")
     with pytest.raises(ValidationError, match="edited"):
-        apply_merge(engine, plan, actor="staff:lin")
+        apply_merge(engine.parts, plan, actor="staff:lin")
     assert {engine.get(short).status, engine.get(longer).status} == {MemoryStatus.ACTIVE}
     assert "Munich" in engine.get(longer).content
     assert longer in _ids(engine, user, "Where does Anna work as a doctor?")
@@ -229,20 +236,20 @@ def test_an_expiry_racing_a_merge_leaves_the_merge_whole(engine: MemoryEngine,
     a = _add(engine, user, "My sister Anna lives in Berlin", T0)
     b = _add(engine, user, "My sister Anna lives in Berlin and works as a nurse there", T0 + timedelta(days=2))
     engine.clock.set(T0 + timedelta(days=5))
-    (plan,) = plan_merges(engine, user)
+    (plan,) = plan_merges(engine.parts, user)
     merged: list[str] = []
-    real_get = engine.get
+    real_get = lifecycle_ops.get
 
-    def get_then_merge(memory_id: str, user_id: str | None = None):  # type: ignore[no-untyped-def]
-        record = real_get(memory_id, user_id)
+    def get_then_merge(parts, memory_id: str, user_id: str | None = None):  # type: ignore[no-untyped-def]
+        record = real_get(parts, memory_id, user_id)
         if memory_id == a and not merged:  # the merge commits between expiry's read and its write
-            merged.append(apply_merge(engine, plan, actor="staff:lin"))
+            merged.append(apply_merge(engine.parts, plan, actor="staff:lin"))
         return record
 
-    monkeypatch.setattr(engine, "get", get_then_merge)
+    monkeypatch.setattr(lifecycle_ops, "get", get_then_merge)  # expiry's read
     with pytest.raises(ValidationError, match="changed while"):
         engine.expire(a, actor="scheduler")
     monkeypatch.undo()
     assert engine.get(a).status is MemoryStatus.SUPERSEDED and engine.get(a).superseded_by == merged[0]
     assert [h.action for h in engine.history(a)][-1] == "merge"
-    assert sorted(undo_merge(engine, merged[0], actor="staff:lin")) == sorted([a, b])
+    assert sorted(undo_merge(engine.parts, merged[0], actor="staff:lin")) == sorted([a, b])

@@ -24,16 +24,16 @@ QUIET = RetrievalOptions(use_cache=False, record=False)
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])
-def engine(request, tmp_path_factory, embedder, model_cache_dir, pg_url) -> Iterator[MemoryEngine]:  # type: ignore[no-untyped-def]
-    eng = open_backend_engine(request, tmp_path_factory, embedder, model_cache_dir, pg_url, "reconcile", T0)
+def engine(request, tmp_path_factory, embedder, model_cache_dir) -> Iterator[MemoryEngine]:  # type: ignore[no-untyped-def]
+    eng = open_backend_engine(request, tmp_path_factory, embedder, model_cache_dir, "reconcile", T0)
     yield eng
     eng.close()
 
 
 def _clean(engine: MemoryEngine) -> None:
-    counts = run_reconcile(engine, wait=True)
+    counts = run_reconcile(engine.parts, wait=True)
     assert counts["skipped"] == 0 and counts["errors"] == 0
-    again = run_reconcile(engine, wait=True)
+    again = run_reconcile(engine.parts, wait=True)
     assert (again["written"], again["removed"], again["reembedded"]) == (0, 0, 0)
 
 
@@ -61,7 +61,7 @@ def test_reconcile_repairs_missing_orphan_and_stale_vectors(engine: MemoryEngine
     assert bees not in engine.vectors.user_hashes(user)
     assert engine.vectors.user_hashes(user)[passport] == "0" * 64
 
-    counts = run_reconcile(engine)
+    counts = run_reconcile(engine.parts)
     assert counts["skipped"] == 0 and counts["errors"] == 0
     assert (counts["written"], counts["removed"], counts["reembedded"]) == (1, 2, 1)
     hashes = engine.vectors.user_hashes(user)
@@ -73,7 +73,7 @@ def test_reconcile_repairs_missing_orphan_and_stale_vectors(engine: MemoryEngine
     assert engine.search(user, "when does my passport expire?", top_k=1, options=QUIET).results[0].memory_id == passport
     assert running in [r.memory_id for r in engine.search(user, "早上跑步", options=QUIET).results]
     # Idempotent.
-    again = run_reconcile(engine)
+    again = run_reconcile(engine.parts)
     assert (again["written"], again["removed"], again["reembedded"]) == (0, 0, 0)
 
 
@@ -85,7 +85,7 @@ def test_vectors_of_retired_memories_are_removed(engine: MemoryEngine) -> None:
     record = engine.get(mid)
     vec = engine.embedder.embed_passages([record.content])[0]
     engine.vectors.upsert([vector_record(record, vec)])  # a vector that outlived its memory's expiry
-    counts = run_reconcile(engine, user_id=user)
+    counts = run_reconcile(engine.parts, user_id=user)
     assert counts["removed"] == 1 and mid not in engine.vectors.user_hashes(user)
 
 
@@ -93,16 +93,16 @@ def test_second_run_skips_or_waits(engine: MemoryEngine) -> None:
     entered = threading.Event()
 
     def hold_lease() -> None:
-        with job_lease(engine, "reconcile"):
+        with job_lease(engine.parts, "reconcile"):
             entered.set()
             time.sleep(1.0)
 
     holder = threading.Thread(target=hold_lease)
     holder.start()
     entered.wait(5)
-    skipped = run_reconcile(engine)
+    skipped = run_reconcile(engine.parts)
     started = time.monotonic()
-    waited = run_reconcile(engine, wait=True)
+    waited = run_reconcile(engine.parts, wait=True)
     elapsed = time.monotonic() - started
     holder.join()
     assert skipped["skipped"] == 1 and "already running" in skipped["reason"]
@@ -114,16 +114,16 @@ def test_a_lease_held_by_another_process(engine: MemoryEngine) -> None:
     name, other = "maintenance.reconcile", f"elsewhere:1:{uuid.uuid4().hex[:6]}"
     assert engine.repo.try_lock(name, other, now, now + timedelta(seconds=60))
     try:
-        counts = run_reconcile(engine)
+        counts = run_reconcile(engine.parts)
         assert counts["skipped"] == 1 and "another process" in counts["reason"]
-        with pytest.raises(LeaseBusy), job_lease(engine, "reconcile", wait=True, timeout_s=0.5):
+        with pytest.raises(LeaseBusy), job_lease(engine.parts, "reconcile", wait=True, timeout_s=0.5):
             pass
     finally:
         engine.repo.release_lock(name, other)
-    assert run_reconcile(engine)["skipped"] == 0
+    assert run_reconcile(engine.parts)["skipped"] == 0
     # A crashed holder's lease expires and is taken over.
     assert engine.repo.try_lock(name, other, now - timedelta(seconds=120), now - timedelta(seconds=60))
-    assert run_reconcile(engine)["skipped"] == 0
+    assert run_reconcile(engine.parts)["skipped"] == 0
 
 
 def test_the_lease_is_renewed_while_a_long_job_runs(engine: MemoryEngine) -> None:
@@ -132,7 +132,7 @@ def test_the_lease_is_renewed_while_a_long_job_runs(engine: MemoryEngine) -> Non
     from memory_core.storage.schema import JobLockRow
 
     # Renewal every lease_s/3 leaves a full second of slack for a busy machine.
-    with job_lease(engine, "long", lease_s=1.5) as holder:
+    with job_lease(engine.parts, "long", lease_s=1.5) as holder:
         time.sleep(3.5)  # more than twice the lease: only renewal keeps it
         with engine.repo.session() as session:
             row = session.scalars(select(JobLockRow).where(JobLockRow.name == "maintenance.long")).one()

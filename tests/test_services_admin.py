@@ -52,6 +52,24 @@ def test_every_staff_function_refuses_non_staff(engine, name: str, call) -> None
     assert engine.users() == [("u", 1)]  # nothing was changed or added
 
 
+def test_every_public_staff_function_carries_the_staff_check() -> None:
+    """One decorator states the rule (services.access.staff_only), and every public function
+    of the staff services that takes a principal has it; the list above calls each of them."""
+    import inspect
+
+    from services import access, admin_io
+
+    checked = set()
+    for module in (admin, admin_io):
+        for name, fn in vars(module).items():
+            if not inspect.isfunction(fn) or name.startswith("_") or fn.__module__ != module.__name__:
+                continue
+            if next(iter(inspect.signature(fn).parameters), None) == "principal":
+                assert getattr(fn, "principal_check", None) is access.require_staff, f"{module.__name__}.{name}"
+                checked.add(name)
+    assert checked == {name for name, _ in STAFF_CALLS}
+
+
 def _demo_scoped_calls(theirs: str, mine: str) -> list[tuple[str, Callable[[Any, Any], Any]]]:
     """Every staff function aimed at a real user's memory ``theirs`` / user "zoe"; each must be
     refused for demo staff (the demo case of the same call is run by the test below)."""

@@ -27,10 +27,10 @@ for _ in range(int(sys.argv[2])):
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def sql_url(request, tmp_path: Path, pg_url: str) -> str:  # type: ignore[no-untyped-def]
-    from tests.conftest import fresh_pg_schema
+def sql_url(request, tmp_path: Path) -> str:  # type: ignore[no-untyped-def]
+    from tests.conftest import backend_url
 
-    return fresh_pg_schema(pg_url) if request.param == "postgres" else f"sqlite:///{tmp_path / 'app.sqlite3'}"
+    return backend_url(request) if request.param == "postgres" else f"sqlite:///{tmp_path / 'app.sqlite3'}"
 
 
 def test_failures_in_one_process_slow_the_next_try_in_another(sql_url: str) -> None:

@@ -14,10 +14,10 @@ from tests.conftest import fresh_pg_schema
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def sql_url(request, tmp_path, pg_url) -> str:  # type: ignore[no-untyped-def]
+def sql_url(request, tmp_path) -> str:  # type: ignore[no-untyped-def]
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'db' / 'm.sqlite3'}"
-    return fresh_pg_schema(pg_url)
+    return fresh_pg_schema(request.getfixturevalue("pg_url"))
 
 
 def test_migrations_apply_once_and_concurrently(sql_url: str) -> None:

@@ -14,14 +14,14 @@ from memory_core.storage.migrations import migrate
 from memory_core.storage.repository import SqlRepository
 from memory_core.storage.schema import MemoryRow, RetrievalMetricRow
 from memory_core.telemetry import Recorder
-from tests.conftest import fresh_pg_schema
+from tests.conftest import backend_url
 
 T0 = datetime(2026, 5, 1, 9, tzinfo=timezone.utc)
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def repo(request, tmp_path, pg_url) -> SqlRepository:  # type: ignore[no-untyped-def]
-    url = f"sqlite:///{tmp_path / 'db' / 't.sqlite3'}" if request.param == "sqlite" else fresh_pg_schema(pg_url)
+def repo(request, tmp_path) -> SqlRepository:  # type: ignore[no-untyped-def]
+    url = f"sqlite:///{tmp_path / 'db' / 't.sqlite3'}" if request.param == "sqlite" else backend_url(request)
     engine = create_sql_engine(url)
     migrate(engine)
     return SqlRepository(engine)

@@ -22,10 +22,10 @@ START = datetime(2024, 3, 1, 9, 0, tzinfo=timezone.utc)
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])
-def engine(request, tmp_path_factory, embedder, model_cache_dir, pg_url):  # type: ignore[no-untyped-def]
+def engine(request, tmp_path_factory, embedder, model_cache_dir):  # type: ignore[no-untyped-def]
     from tests.conftest import open_backend_engine
 
-    engine = open_backend_engine(request, tmp_path_factory, embedder, model_cache_dir, pg_url, "truth", START)
+    engine = open_backend_engine(request, tmp_path_factory, embedder, model_cache_dir, "truth", START)
     yield engine
     engine.close()
 

@@ -1,16 +1,21 @@
 """An LLM provider for any OpenAI-compatible endpoint (OpenAI, Qwen, vLLM, Ollama).
 
-Structured jobs ask for a JSON object and validate it strictly; anything malformed raises
-``LLMResponseError`` so the fallback wrapper can hand the call to the offline provider.
+Structured jobs ask for a JSON object and validate it strictly against pydantic models of the
+expected reply; anything malformed raises ``LLMResponseError`` so the fallback wrapper can hand
+the call to the offline provider.
 Merge proposals may only name ids that were shown to the model.
 """
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import replace
 from datetime import datetime
-from typing import Any, Iterator, Sequence
+from typing import Annotated, Any, Iterator, Sequence, TypeVar
+
+from pydantic import BaseModel, BeforeValidator, StrictBool, StrictFloat, StrictInt, StrictStr, field_validator
+from pydantic import ValidationError as PydanticValidationError
 
 from memory_core.llm.base import ChatMessage, LLMProvider, MemoryBrief, MergeProposal
 from memory_core.llm.prompt import build_reply_messages
@@ -72,54 +77,98 @@ def parse_json_object(text: str) -> dict[str, Any]:
     return value
 
 
-def validate_analysis(data: dict[str, Any]) -> Analysis:
-    importance = data.get("importance")
-    if isinstance(importance, bool) or not isinstance(importance, (int, float)) or not 1 <= int(importance) <= 5:
-        raise LLMResponseError(f"importance must be 1-5, got {importance!r}")
-    try:
-        memory_type = MemoryType(str(data.get("memory_type", "")).lower())
-    except ValueError as exc:
-        raise LLMResponseError(f"unknown memory_type {data.get('memory_type')!r}") from exc
-    entities = data.get("entities") or []
-    if not isinstance(entities, list) or not all(isinstance(e, str) for e in entities):
-        raise LLMResponseError("entities must be a list of strings")
-    summary = data.get("summary") or ""
-    if not isinstance(summary, str):
-        raise LLMResponseError("summary must be a string")
-    clean = list(dict.fromkeys(e.strip()[:64] for e in entities if e.strip()))[:12]
-    constraint = data.get("constraint")
-    if constraint is not None and constraint not in CONSTRAINT_KINDS:
-        raise LLMResponseError(f"unknown constraint {constraint!r}")
-    return Analysis(importance=int(importance), memory_type=memory_type, entities=clean, summary=summary.strip()[:300],
-                    constraint_kind=constraint)
-
-
 CONSTRAINT_KINDS = ("allergy", "medical", "diet", "dislike", "instruction")
 
 
+def _or_empty(empty: Any) -> Any:
+    """A missing or falsy value ("", null, 0, []) reads as ``empty``, as models often send."""
+    return lambda value: value or empty
+
+
+class _AnalysisReply(BaseModel):
+    """The analysis JSON (``ANALYZE_PROMPT``); extra keys are ignored."""
+
+    importance: StrictInt | StrictFloat  # 4.0 and 4.6 read as 4; "4" and true are refused
+    memory_type: MemoryType
+    entities: Annotated[list[StrictStr], BeforeValidator(_or_empty([]))] = []
+    summary: Annotated[StrictStr, BeforeValidator(_or_empty(""))] = ""
+    constraint: Any = None  # one of CONSTRAINT_KINDS, or null
+
+    @field_validator("importance")
+    @classmethod
+    def _one_to_five(cls, value: float) -> int:
+        if not math.isfinite(value) or not 1 <= int(value) <= 5:  # NaN/inf, or out of range once truncated
+            raise ValueError(f"importance must be 1-5, got {value!r}")
+        return int(value)
+
+    @field_validator("constraint")
+    @classmethod
+    def _known_constraint(cls, value: Any) -> str | None:
+        if value is not None and value not in CONSTRAINT_KINDS:
+            raise ValueError(f"unknown constraint {value!r}")
+        return value
+
+    @field_validator("memory_type", mode="before")
+    @classmethod
+    def _type_name(cls, value: Any) -> str:
+        return str(value).lower()
+
+
+class _MergeGroup(BaseModel):
+    ids: list[StrictStr]
+    merged_text: StrictStr
+    reason: Annotated[str, BeforeValidator(str)] = ""
+
+    @field_validator("merged_text")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("merged_text must be a non-empty string")
+        return value
+
+
+class _MergeReply(BaseModel):
+    groups: list[_MergeGroup]
+
+
+class _SupersedeReply(BaseModel):
+    supersedes: StrictBool
+
+
+_Reply = TypeVar("_Reply", bound=BaseModel)
+
+
+def _parse(model: type[_Reply], data: dict[str, Any]) -> _Reply:
+    """``data`` as ``model`` (pydantic), or ``LLMResponseError`` naming what was wrong."""
+    try:
+        return model.model_validate(data)
+    except PydanticValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "reply"
+        raise LLMResponseError(f"{where}: {first['msg']} (got {first.get('input')!r})"[:300]) from None
+
+
+def validate_analysis(data: dict[str, Any]) -> Analysis:
+    reply = _parse(_AnalysisReply, data)
+    clean = list(dict.fromkeys(e.strip()[:64] for e in reply.entities if e.strip()))[:12]
+    return Analysis(importance=int(reply.importance), memory_type=reply.memory_type, entities=clean,
+                    summary=reply.summary.strip()[:300], constraint_kind=reply.constraint)
+
+
 def validate_merges(data: dict[str, Any], allowed_ids: set[str]) -> list[MergeProposal]:
-    groups = data.get("groups")
-    if not isinstance(groups, list):
-        raise LLMResponseError("groups must be a list")
+    reply = _parse(_MergeReply, data)
     proposals: list[MergeProposal] = []
     used: set[str] = set()
-    for group in groups:
-        if not isinstance(group, dict):
-            raise LLMResponseError("each group must be an object")
-        ids = group.get("ids")
-        text = group.get("merged_text")
-        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
-            raise LLMResponseError("group ids must be a list of strings")
-        if not isinstance(text, str) or not text.strip():
-            raise LLMResponseError("merged_text must be a non-empty string")
-        unknown = [i for i in ids if i not in allowed_ids]
+    for group in reply.groups:
+        unknown = [i for i in group.ids if i not in allowed_ids]
         if unknown:
             raise LLMResponseError(f"the model named ids it was not shown: {unknown[:3]}")
-        unique = [i for i in dict.fromkeys(ids) if i not in used]
+        unique = [i for i in dict.fromkeys(group.ids) if i not in used]
         if len(unique) < 2:
             continue
         used.update(unique)
-        proposals.append(MergeProposal(memory_ids=unique, merged_text=text.strip(), reason=str(group.get("reason", ""))[:300]))
+        proposals.append(MergeProposal(memory_ids=unique, merged_text=group.merged_text.strip(),
+                                       reason=group.reason[:300]))
     return proposals
 
 
@@ -189,7 +238,4 @@ class OpenAICompatibleLLM(LLMProvider):
     def supersedes(self, newer: MemoryBrief, older: MemoryBrief) -> bool:
         user = (f"OLDER ({older.created_at.date().isoformat()}): {_with_question(older)}\n"
                 f"NEWER ({newer.created_at.date().isoformat()}): {_with_question(newer)}")
-        value = parse_json_object(self._complete(SUPERSEDE_PROMPT, user, max_tokens=30)).get("supersedes")
-        if not isinstance(value, bool):
-            raise LLMResponseError("supersedes must be a boolean")
-        return value
+        return _parse(_SupersedeReply, parse_json_object(self._complete(SUPERSEDE_PROMPT, user, max_tokens=30))).supersedes

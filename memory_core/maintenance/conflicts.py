@@ -16,23 +16,20 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
-from sqlalchemy import select, update
 
 from memory_core.indexing import embed_text
 from memory_core.lifecycle import epoch, expires_at_for
+from memory_core.lifecycle_ops import reindex
 from memory_core.maintenance.merge import brief
+from memory_core.parts import EngineParts
 from memory_core.records import MemoryRecord
 from memory_core.storage.repository import snapshot
-from memory_core.storage.schema import MemoryRow
 from memory_core.types import MemoryStatus
 from memory_core.validation import check_memory_id
 from memory_core.vectors.base import VectorFilter, VectorHit
-
-if TYPE_CHECKING:
-    from memory_core.engine import MemoryEngine
 
 log = logging.getLogger(__name__)
 ENTITY_SCAN_LIMIT = 2000  # most recent active memories of a user scanned for shared entities
@@ -51,28 +48,21 @@ class _EntityIndex:
     postings: dict[str, list[str]]
 
 
-def _recent_active(engine: "MemoryEngine", user_id: str) -> _EntityIndex:
+def _recent_active(parts: EngineParts, user_id: str) -> _EntityIndex:
     """Ids and entities only: full rows are fetched for the few candidates that share an entity
     (loading 2,000 full rows per add was most of the write time at 1,000 memories per user)."""
     postings: dict[str, list[str]] = {}
-    with engine.repo.session() as session:
-        rows = session.execute(
-            select(MemoryRow.memory_id, MemoryRow.entities)
-            .where(MemoryRow.user_id == user_id, MemoryRow.status == MemoryStatus.ACTIVE.value)
-            .order_by(MemoryRow.created_at.desc())
-            .limit(ENTITY_SCAN_LIMIT)
-        )
-        for memory_id, entities in rows:
-            for key in _entity_key(entities or []):
-                postings.setdefault(key, []).append(memory_id)
+    for memory_id, entities in parts.repo.recent_active_entities(user_id, ENTITY_SCAN_LIMIT):
+        for key in _entity_key(entities):
+            postings.setdefault(key, []).append(memory_id)
     return _EntityIndex(postings)
 
 
-def _ranked_ids(engine: "MemoryEngine", new: MemoryRecord, hits: Sequence[VectorHit],
+def _ranked_ids(parts: EngineParts, new: MemoryRecord, hits: Sequence[VectorHit],
                 by_entity: _EntityIndex) -> list[str]:
     """Ids of the user's active memories most likely to be about the same thing as ``new``:
     close in meaning (cosine >= ``conflict_similarity``) or sharing entities, best first."""
-    s = engine.settings
+    s = parts.settings
     scores: dict[str, float] = {}
     for hit in hits:
         if hit.memory_id != new.memory_id and hit.score >= s.conflict_similarity:
@@ -89,10 +79,10 @@ def _ranked_ids(engine: "MemoryEngine", new: MemoryRecord, hits: Sequence[Vector
     return sorted(scores, key=lambda mid: (-scores[mid], mid))[: s.conflict_max_candidates + 2]
 
 
-def _dense_hits(engine: "MemoryEngine", news: Sequence[MemoryRecord],
+def _dense_hits(parts: EngineParts, news: Sequence[MemoryRecord],
                 vectors: Mapping[str, np.ndarray]) -> dict[str, list[VectorHit]]:
     """Each new memory's nearest active memories of its user: one batched search per user."""
-    s = engine.settings
+    s = parts.settings
     out: dict[str, list[VectorHit]] = {}
     by_user: dict[str, list[MemoryRecord]] = {}
     for record in news:
@@ -103,7 +93,7 @@ def _dense_hits(engine: "MemoryEngine", news: Sequence[MemoryRecord],
         # superseded does not depend on how long ago the import ran or on forgetting.
         flt = VectorFilter(user_id=user_id, now=epoch(min(r.created_at for r in records)))
         try:
-            found = engine.vectors.search_dense_many([vectors[r.memory_id] for r in records], flt,
+            found = parts.vectors.search_dense_many([vectors[r.memory_id] for r in records], flt,
                                                      2 * s.conflict_max_candidates + 1)
         except Exception as exc:  # the store being down must not block writing; entities still work
             log.warning("conflict search skipped the vector store: %s", exc)
@@ -112,48 +102,44 @@ def _dense_hits(engine: "MemoryEngine", news: Sequence[MemoryRecord],
     return out
 
 
-def supersede(engine: "MemoryEngine", older: MemoryRecord, newer: MemoryRecord, actor: str) -> bool:
+def supersede(parts: EngineParts, older: MemoryRecord, newer: MemoryRecord, actor: str) -> bool:
     """Mark ``older`` superseded by ``newer`` (only if it is still active); True when it was.
     The row is marked ``vector_written=False``; the caller removes the vector (``_drop_vectors``,
     one call for all the pairs of a write) or, if that fails, reconcile does."""
-    now = engine.clock.now()
-    with engine.repo.session() as session:
-        changed = session.execute(
-            update(MemoryRow)
-            .where(MemoryRow.memory_id == older.memory_id, MemoryRow.status == MemoryStatus.ACTIVE.value)
-            .values(status=MemoryStatus.SUPERSEDED.value, superseded_by=newer.memory_id, updated_at=now,
-                    vector_written=False)
-        ).rowcount
-        if not changed:
+    now = parts.clock.now()
+    with parts.repo.session() as session:
+        if not parts.repo.update_if_status(session, older.memory_id, MemoryStatus.ACTIVE,
+                                            status=MemoryStatus.SUPERSEDED.value, superseded_by=newer.memory_id,
+                                            updated_at=now, vector_written=False):
             return False
-        after = engine.repo.get(older.memory_id, session)
+        after = parts.repo.get(older.memory_id, session)
         assert after is not None
-        engine.repo.add_history(session, memory_id=older.memory_id, user_id=older.user_id, action="supersede",
+        parts.repo.add_history(session, memory_id=older.memory_id, user_id=older.user_id, action="supersede",
                                 actor=actor, at=now, before=snapshot(older), after=snapshot(after),
                                 note=f"replaced by newer memory {newer.memory_id}: {newer.content[:200]}")
-        _inherit_importance(engine, session, older, newer, actor, now)
+        _inherit_importance(parts, session, older, newer, actor, now)
     return True
 
 
-def _inherit_importance(engine: "MemoryEngine", session: object, older: MemoryRecord, newer: MemoryRecord,
+def _inherit_importance(parts: EngineParts, session: object, older: MemoryRecord, newer: MemoryRecord,
                         actor: str, now: datetime) -> None:
     """The memory that now holds a fact is kept at least as long as the one it replaced: "Every
     day I take vitamin D, 1000 IU" (rated 3) restating "I take vitamin D every day" (rated 4)
     must not let the fact expire sooner. Its vector is re-written (importance and expiry live
     in the vector record) by the caller's re-index."""
-    current = engine.repo.get(newer.memory_id, session)
+    current = parts.repo.get(newer.memory_id, session)
     if current is None or current.importance >= older.importance:
         return
-    expires = expires_at_for(older.importance, current.created_at, engine.settings.ttl_days_by_importance)
-    engine.repo.update_fields(session, current.memory_id, importance=older.importance, expires_at=expires,
+    expires = expires_at_for(older.importance, current.created_at, parts.settings.ttl_days_by_importance)
+    parts.repo.update_fields(session, current.memory_id, importance=older.importance, expires_at=expires,
                               vector_written=False, updated_at=now)
-    after = engine.repo.get(current.memory_id, session)
-    engine.repo.add_history(session, memory_id=current.memory_id, user_id=current.user_id, action="update",
+    after = parts.repo.get(current.memory_id, session)
+    parts.repo.add_history(session, memory_id=current.memory_id, user_id=current.user_id, action="update",
                             actor=actor, at=now, before=snapshot(current), after=snapshot(after) if after else None,
                             note=f"kept as important as the memory it replaced ({older.memory_id})")
 
 
-def _drop_vectors(engine: "MemoryEngine", superseded: Sequence[MemoryRecord]) -> None:
+def _drop_vectors(parts: EngineParts, superseded: Sequence[MemoryRecord]) -> None:
     """Remove superseded memories from the vector store in one call (one delete per pair was a
     third of the conflict step), then drop their users' cached results."""
     by_user: dict[str, list[str]] = {}
@@ -161,13 +147,13 @@ def _drop_vectors(engine: "MemoryEngine", superseded: Sequence[MemoryRecord]) ->
         by_user.setdefault(record.user_id, []).append(record.memory_id)
     for user_id, memory_ids in by_user.items():
         try:
-            engine.vectors.delete(memory_ids, user_id=user_id)
+            parts.vectors.delete(memory_ids, user_id=user_id)
         except Exception as exc:
             log.warning("vector delete failed; reconcile will remove the orphans: %s", exc)
-        engine.cache.invalidate_user(user_id)
+        parts.cache.invalidate_user(user_id)
 
 
-def resolve_conflicts(engine: "MemoryEngine", memory_ids: Sequence[str], actor: str, *,
+def resolve_conflicts(parts: EngineParts, memory_ids: Sequence[str], actor: str, *,
                       vectors: Mapping[str, np.ndarray] | None = None,
                       records: Mapping[str, MemoryRecord] | None = None) -> list[tuple[str, str]]:
     """For each of ``memory_ids`` (just written), supersede the older memories it contradicts.
@@ -182,36 +168,36 @@ def resolve_conflicts(engine: "MemoryEngine", memory_ids: Sequence[str], actor: 
     given_records = dict(records or {})
     missing = [mid for mid in ids if mid not in given_records]
     loaded = {**{mid: given_records[mid] for mid in ids if mid in given_records},
-              **(engine.repo.get_many(missing) if missing else {})}
+              **(parts.repo.get_many(missing) if missing else {})}
     # A memory the provider says can contradict nothing (no slot, no preference, for the rules)
     # is skipped before any candidate is searched or loaded: most of a write's conflict time.
     news = sorted((r for r in loaded.values() if r.status is MemoryStatus.ACTIVE
-                   and engine.llm.may_contradict(r.content, r.context)),
+                   and parts.llm.may_contradict(r.content, r.context)),
                   key=lambda r: (r.created_at, r.memory_id))
     if not news:
         return []
     given = dict(vectors or {})
     todo = [r for r in news if r.memory_id not in given]
     if todo:
-        for record, vector in zip(todo, engine.embedder.embed_passages([embed_text(r.content, r.context) for r in todo])):
+        for record, vector in zip(todo, parts.embedder.embed_passages([embed_text(r.content, r.context) for r in todo])):
             given[record.memory_id] = vector
-    hits = _dense_hits(engine, news, given)
+    hits = _dense_hits(parts, news, given)
     by_user: dict[str, _EntityIndex] = {}
     ranked: dict[str, list[str]] = {}
     for new in news:
         if new.user_id not in by_user:
-            by_user[new.user_id] = _recent_active(engine, new.user_id)
-        ranked[new.memory_id] = _ranked_ids(engine, new, hits[new.memory_id], by_user[new.user_id])
-    known = engine.repo.get_many(sorted({mid for ids in ranked.values() for mid in ids}))
+            by_user[new.user_id] = _recent_active(parts, new.user_id)
+        ranked[new.memory_id] = _ranked_ids(parts, new, hits[new.memory_id], by_user[new.user_id])
+    known = parts.repo.get_many(sorted({mid for ids in ranked.values() for mid in ids}))
     superseded: list[MemoryRecord] = []
     try:
-        pairs = _check_pairs(engine, news, ranked, known, actor, superseded)
+        pairs = _check_pairs(parts, news, ranked, known, actor, superseded)
     finally:  # also if a step raised: what was superseded must leave the index
-        _drop_vectors(engine, superseded)
-    raised = [r for r in engine.repo.get_many(sorted({new for _old, new in pairs})).values()
+        _drop_vectors(parts, superseded)
+    raised = [r for r in parts.repo.get_many(sorted({new for _old, new in pairs})).values()
               if not r.vector_written and r.status is MemoryStatus.ACTIVE]
     if raised:
-        engine._reindex(raised)
+        reindex(parts, raised)
     return pairs
 
 
@@ -220,11 +206,11 @@ def _alive_at(record: MemoryRecord, at: datetime) -> bool:
     return record.expires_at is None or record.expires_at > at
 
 
-def _check_pairs(engine: "MemoryEngine", news: Sequence[MemoryRecord], ranked: Mapping[str, list[str]],
+def _check_pairs(parts: EngineParts, news: Sequence[MemoryRecord], ranked: Mapping[str, list[str]],
                  known: Mapping[str, MemoryRecord], actor: str, superseded: list[MemoryRecord]) -> list[tuple[str, str]]:
     """Put each new memory and its candidates to the LLM, newer first; supersede what it says
     (appending each superseded memory to ``superseded``). Returns ``(old_id, new_id)`` pairs."""
-    limit = engine.settings.conflict_max_candidates
+    limit = parts.settings.conflict_max_candidates
     pairs: list[tuple[str, str]] = []
     gone: set[str] = set()
     for new in news:
@@ -238,11 +224,11 @@ def _check_pairs(engine: "MemoryEngine", news: Sequence[MemoryRecord], ranked: M
                 continue
             newer, older = (new, other) if new.created_at >= other.created_at else (other, new)
             try:
-                replaced = engine.llm.supersedes(brief(newer), brief(older))
+                replaced = parts.llm.supersedes(brief(newer), brief(older))
             except Exception as exc:
                 log.warning("supersedes check failed for a pair; left alone: %s", exc)
                 continue
-            if replaced and supersede(engine, older, newer, actor):
+            if replaced and supersede(parts, older, newer, actor):
                 pairs.append((older.memory_id, newer.memory_id))
                 gone.add(older.memory_id)
                 superseded.append(older)

@@ -6,7 +6,7 @@ Two layers, because either alone is not enough:
   holder identity, so the SQL lease alone would let both in;
 * the SQL lease (``repo.try_lock``/``release_lock``): several app processes share one database.
 
-Lease times use the wall clock, never ``engine.clock``: a lease protects real processes that
+Lease times use the wall clock, never ``parts.clock``: a lease protects real processes that
 really run, and a test's ``FixedClock`` standing still would make a crashed holder's lease
 last forever. While the job runs a daemon thread renews the lease every third of its length,
 so a long job keeps it and a crashed one loses it after ``lease_s``.
@@ -25,10 +25,9 @@ import time
 import uuid
 from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import Any, Callable, Iterator
 
-if TYPE_CHECKING:
-    from memory_core.engine import MemoryEngine
+from memory_core.parts import EngineParts
 
 log = logging.getLogger(__name__)
 # Who the background jobs act as, in memory histories and the job-run log; a run started by a
@@ -48,8 +47,8 @@ def _wall_now() -> datetime:
     return datetime.now(timezone.utc)
 
 
-def _local_lock(engine: "MemoryEngine", name: str) -> threading.Lock:
-    key = (str(engine.repo.engine.url), name)
+def _local_lock(parts: EngineParts, name: str) -> threading.Lock:
+    key = (str(parts.repo.engine.url), name)
     with _REGISTRY_LOCK:
         lock = _LOCAL.get(key)
         if lock is None:
@@ -65,7 +64,7 @@ def new_holder() -> str:
 class _Renewer:
     """Renews a held lease every ``lease_s / 3`` seconds until stopped."""
 
-    def __init__(self, engine: "MemoryEngine", name: str, holder: str, lease_s: float) -> None:
+    def __init__(self, parts: EngineParts, name: str, holder: str, lease_s: float) -> None:
         self._stop = threading.Event()
         self.lost = False
 
@@ -73,7 +72,7 @@ class _Renewer:
             while not self._stop.wait(max(lease_s / 3.0, 0.05)):
                 now = _wall_now()
                 try:
-                    if not engine.repo.try_lock(name, holder, now, now + timedelta(seconds=lease_s)):
+                    if not parts.repo.try_lock(name, holder, now, now + timedelta(seconds=lease_s)):
                         self.lost = True
                         log.warning("lease %s was taken over while its job ran", name)
                         return
@@ -89,7 +88,7 @@ class _Renewer:
 
 
 @contextmanager
-def job_lease(engine: "MemoryEngine", name: str, *, wait: bool = False, timeout_s: float = 60.0,
+def job_lease(parts: EngineParts, name: str, *, wait: bool = False, timeout_s: float = 60.0,
               lease_s: float | None = None) -> Iterator[str]:
     """Hold the lease ``maintenance.<name>`` for the body; yields the holder id.
 
@@ -97,9 +96,9 @@ def job_lease(engine: "MemoryEngine", name: str, *, wait: bool = False, timeout_
     until ``timeout_s`` and then raises ``LeaseBusy``.
     """
     lease_name = f"maintenance.{name}"[:64]
-    lease_s = float(lease_s if lease_s is not None else engine.settings.job_lease_s)
+    lease_s = float(lease_s if lease_s is not None else parts.settings.job_lease_s)
     deadline = time.monotonic() + (timeout_s if wait else 0.0)
-    local = _local_lock(engine, lease_name)
+    local = _local_lock(parts, lease_name)
     got = local.acquire(timeout=max(0.0, timeout_s)) if wait else local.acquire(blocking=False)
     if not got:
         raise LeaseBusy(f"{name} is already running in this process")
@@ -107,25 +106,25 @@ def job_lease(engine: "MemoryEngine", name: str, *, wait: bool = False, timeout_
         holder = new_holder()
         while True:
             now = _wall_now()
-            if engine.repo.try_lock(lease_name, holder, now, now + timedelta(seconds=lease_s)):
+            if parts.repo.try_lock(lease_name, holder, now, now + timedelta(seconds=lease_s)):
                 break
             if time.monotonic() >= deadline:
                 raise LeaseBusy(f"{name} is running in another process")
             time.sleep(_POLL_S)
-        renewer = _Renewer(engine, lease_name, holder, lease_s)
+        renewer = _Renewer(parts, lease_name, holder, lease_s)
         try:
             yield holder
         finally:
             renewer.stop()
             try:
-                engine.repo.release_lock(lease_name, holder)
+                parts.repo.release_lock(lease_name, holder)
             except Exception as exc:  # it expires by itself
                 log.warning("releasing lease %s failed: %s", lease_name, exc)
     finally:
         local.release()
 
 
-def run_leased(engine: "MemoryEngine", name: str, body: Callable[[], dict[str, Any]], *, wait: bool = False,
+def run_leased(parts: EngineParts, name: str, body: Callable[[], dict[str, Any]], *, wait: bool = False,
                timeout_s: float = 60.0) -> dict[str, Any]:
     """Run ``body`` under the job's lease; a busy lease gives ``{"skipped": 1, "reason": ...}``.
 
@@ -133,7 +132,7 @@ def run_leased(engine: "MemoryEngine", name: str, body: Callable[[], dict[str, A
     counts, and "someone else is already doing it" is a normal outcome, not a failure.
     """
     try:
-        with job_lease(engine, name, wait=wait, timeout_s=timeout_s):
+        with job_lease(parts, name, wait=wait, timeout_s=timeout_s):
             counts = body()
     except LeaseBusy as exc:
         return {"skipped": 1, "reason": str(exc)}

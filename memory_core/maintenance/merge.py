@@ -31,26 +31,23 @@ import logging
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
 import numpy as np
-from sqlalchemy import and_, or_, select, update
 
 from memory_core.clock import as_utc
 from memory_core.errors import NotFoundError, ValidationError
 from memory_core.indexing import embed_text
 from memory_core.lifecycle import content_hash, expires_at_for
+from memory_core.lifecycle_ops import reindex, unindex
 from memory_core.llm.base import MemoryBrief
 from memory_core.maintenance.locks import SCHEDULER_ACTOR, run_leased
+from memory_core.parts import EngineParts
 from memory_core.records import MemoryRecord
-from memory_core.storage.repository import snapshot, to_record
-from memory_core.storage.schema import MemoryRow
+from memory_core.storage.repository import snapshot
 from memory_core.text.pii import redact
 from memory_core.types import MemoryStatus
 from memory_core.validation import check_memory_id, check_user_id, clean_text
-
-if TYPE_CHECKING:
-    from memory_core.engine import MemoryEngine
 
 log = logging.getLogger(__name__)
 MAX_MEMORIES_SCANNED = 5000  # one user's active memories considered per planning run
@@ -69,16 +66,9 @@ class MergePlan:
     shared_entities: tuple[str, ...] = ()
 
 
-def active_memories(engine: "MemoryEngine", user_id: str, limit: int = MAX_MEMORIES_SCANNED) -> list[MemoryRecord]:
+def active_memories(parts: EngineParts, user_id: str, limit: int = MAX_MEMORIES_SCANNED) -> list[MemoryRecord]:
     """The user's active memories, oldest first."""
-    with engine.repo.session() as session:
-        rows = session.scalars(
-            select(MemoryRow)
-            .where(MemoryRow.user_id == user_id, MemoryRow.status == MemoryStatus.ACTIVE.value)
-            .order_by(MemoryRow.created_at, MemoryRow.memory_id)
-            .limit(limit)
-        )
-        return [to_record(row) for row in rows]
+    return parts.repo.active_memories(user_id, limit)
 
 
 def _entity_sets(records: Sequence[MemoryRecord]) -> list[set[str]]:
@@ -90,10 +80,10 @@ def brief(record: MemoryRecord) -> MemoryBrief:
                        entities=list(record.entities), context=record.context)
 
 
-def _linked(engine: "MemoryEngine", records: Sequence[MemoryRecord], sims: np.ndarray,
+def _linked(parts: EngineParts, records: Sequence[MemoryRecord], sims: np.ndarray,
             entities: list[set[str]]) -> np.ndarray:
     """Boolean matrix of pairs close enough to merge (and not contradicting each other)."""
-    s = engine.settings
+    s = parts.settings
     n = len(records)
     overlap = np.zeros((n, n), dtype=bool)
     for i in range(n):
@@ -102,13 +92,13 @@ def _linked(engine: "MemoryEngine", records: Sequence[MemoryRecord], sims: np.nd
                 overlap[i, j] = overlap[j, i] = True
     linked = (sims >= s.merge_similarity) | ((sims >= s.merge_entity_similarity) & overlap)
     np.fill_diagonal(linked, False)
-    if not getattr(engine.llm, "offline", False):
+    if not getattr(parts.llm, "offline", False):
         # A remote LLM is told to group only redundant memories; one call per pair would cost too much.
         return linked
     for i, j in zip(*np.nonzero(np.triu(linked, 1))):
         older, newer = sorted((records[i], records[j]), key=lambda r: (r.created_at, r.memory_id))
         try:
-            contradicts = engine.llm.supersedes(brief(newer), brief(older))
+            contradicts = parts.llm.supersedes(brief(newer), brief(older))
         except Exception as exc:  # when in doubt, do not merge
             log.warning("supersedes check failed during merge planning: %s", exc)
             contradicts = True
@@ -134,21 +124,21 @@ def _groups(linked: np.ndarray, sims: np.ndarray, max_group: int) -> list[list[i
     return [sorted(m) for m in members.values() if len(m) >= 2]
 
 
-def plan_merges(engine: "MemoryEngine", user_id: str) -> list[MergePlan]:
+def plan_merges(parts: EngineParts, user_id: str) -> list[MergePlan]:
     """Preview the merges the weekly job would make for ``user_id`` (nothing is changed)."""
     user_id = check_user_id(user_id)
-    records = active_memories(engine, user_id)
+    records = active_memories(parts, user_id)
     if len(records) < 2:
         return []
-    vectors = engine.embedder.embed_passages([embed_text(r.content) for r in records])
+    vectors = parts.embedder.embed_passages([embed_text(r.content) for r in records])
     sims = np.asarray(vectors, dtype=np.float32) @ np.asarray(vectors, dtype=np.float32).T
     entities = _entity_sets(records)
-    linked = _linked(engine, records, sims, entities)
+    linked = _linked(parts, records, sims, entities)
     plans: list[MergePlan] = []
-    for group in _groups(linked, sims, max(2, engine.settings.merge_max_group)):
+    for group in _groups(linked, sims, max(2, parts.settings.merge_max_group)):
         shown = {records[i].memory_id: i for i in group}
         try:
-            proposals = engine.llm.propose_merges([brief(records[i]) for i in group])
+            proposals = parts.llm.propose_merges([brief(records[i]) for i in group])
         except Exception as exc:  # skip this group; the next run tries again
             log.warning("merge proposal failed for a group of %d: %s", len(group), exc)
             continue
@@ -181,13 +171,13 @@ def _dedupe(values: Sequence[Any]) -> list[Any]:
     return list(dict.fromkeys(values))
 
 
-def apply_merge(engine: "MemoryEngine", plan: MergePlan, actor: str) -> str:
+def apply_merge(parts: EngineParts, plan: MergePlan, actor: str) -> str:
     """Fold the plan's memories into one new memory; returns its id. Raises ``ValidationError``
     when the plan is stale (a memory changed status or owner since it was planned)."""
     ids = _dedupe([check_memory_id(mid) for mid in plan.memory_ids])
     if len(ids) < 2:
         raise ValidationError("a merge needs at least two memories")
-    records = engine.repo.get_many(ids)
+    records = parts.repo.get_many(ids)
     originals = sorted((records[mid] for mid in ids if mid in records), key=lambda r: (r.created_at, r.memory_id))
     if len(originals) != len(ids) or any(r.user_id != plan.user_id or r.status is not MemoryStatus.ACTIVE
                                          for r in originals):
@@ -197,9 +187,9 @@ def apply_merge(engine: "MemoryEngine", plan: MergePlan, actor: str) -> str:
         # Edited since the preview: the merged text was written from the old words, and applying
         # it would retire the correction (kept only in the history).
         raise ValidationError("a memory in this merge plan was edited since it was planned: plan again")
-    now = engine.clock.now()
-    text = redact(clean_text(plan.merged_text, engine.settings.max_input_chars)).text
-    analysis = engine.llm.analyze(text, now)
+    now = parts.clock.now()
+    text = redact(clean_text(plan.merged_text, parts.settings.max_input_chars)).text
+    analysis = parts.llm.analyze(text, now)
     importance = max([analysis.importance] + [r.importance for r in originals])
     types = {r.memory_type for r in originals}
     memory_type = next(iter(types)) if len(types) == 1 else analysis.memory_type
@@ -223,44 +213,41 @@ def apply_merge(engine: "MemoryEngine", plan: MergePlan, actor: str) -> str:
         expired_at=None, source=_dedupe([s for r in originals for s in r.source]),
         access_count=sum(r.access_count for r in originals), last_accessed_at=max(accessed) if accessed else None,
         superseded_by=None, merged_from=[r.memory_id for r in originals], vector_written=False,
-        content_hash=content_hash(engine.embedder.name, embed_text(text)),
+        content_hash=content_hash(parts.embedder.name, embed_text(text)),
         event_start=min(starts) if starts else None, event_end=max(ends) if ends else None,
         # A merge must not drop a constraint one of its originals stated.
         constraint_kind=analysis.constraint_kind or next((r.constraint_kind for r in originals if r.constraint_kind), None),
     )
-    with engine.repo.session() as session:
-        changed = session.execute(
-            update(MemoryRow)
-            .where(or_(*(and_(MemoryRow.memory_id == r.memory_id, MemoryRow.content_hash == r.content_hash)
-                         for r in originals)),
-                   MemoryRow.status == MemoryStatus.ACTIVE.value)
-            .values(status=MemoryStatus.SUPERSEDED.value, superseded_by=new_id, updated_at=now, vector_written=False)
-        ).rowcount
+    with parts.repo.session() as session:
+        # Each original only while it is active with the words the plan was made from.
+        changed = parts.repo.update_active_with_hashes(
+            session, [(r.memory_id, r.content_hash) for r in originals],
+            status=MemoryStatus.SUPERSEDED.value, superseded_by=new_id, updated_at=now, vector_written=False)
         if changed != len(ids):  # a concurrent merge, expiry or edit got there first: roll everything back
             raise ValidationError("this merge plan is out of date: plan again")
-        engine.repo.insert(session, values)
+        parts.repo.insert(session, values)
         session.flush()
-        merged = engine.repo.get(new_id, session)
+        merged = parts.repo.get(new_id, session)
         assert merged is not None
-        engine.repo.add_history(session, memory_id=new_id, user_id=plan.user_id, action="merge", actor=actor, at=now,
+        parts.repo.add_history(session, memory_id=new_id, user_id=plan.user_id, action="merge", actor=actor, at=now,
                                 before=None, after=snapshot(merged),
                                 note=f"merged from {len(originals)} memories"
                                      + (f": {plan.reason}" if plan.reason else ""))
         for record in originals:
-            after = engine.repo.get(record.memory_id, session)
+            after = parts.repo.get(record.memory_id, session)
             assert after is not None
-            engine.repo.add_history(session, memory_id=record.memory_id, user_id=plan.user_id, action="merge",
+            parts.repo.add_history(session, memory_id=record.memory_id, user_id=plan.user_id, action="merge",
                                     actor=actor, at=now, before=snapshot(record), after=snapshot(after),
                                     note=f"merged into {new_id}")
-    _unindex(engine, ids, plan.user_id)
-    _index(engine, [merged])
-    engine.cache.invalidate_user(plan.user_id)
+    unindex(parts, ids, plan.user_id)
+    reindex(parts, [merged])
+    parts.cache.invalidate_user(plan.user_id)
     return new_id
 
 
-def _merge_group_from_history(engine: "MemoryEngine", merged: MemoryRecord) -> list[str]:
+def _merge_group_from_history(parts: EngineParts, merged: MemoryRecord) -> list[str]:
     """The originals as the merged memory's creating ``merge`` entry recorded them."""
-    for entry in engine.history(merged.memory_id):
+    for entry in parts.repo.history(merged.memory_id):
         if entry.action == "merge" and entry.before is None and entry.after:
             group = entry.after.get("merged_from") or []
             if group:
@@ -268,34 +255,31 @@ def _merge_group_from_history(engine: "MemoryEngine", merged: MemoryRecord) -> l
     return list(merged.merged_from)
 
 
-def undo_merge(engine: "MemoryEngine", merged_id: str, actor: str) -> list[str]:
+def undo_merge(parts: EngineParts, merged_id: str, actor: str) -> list[str]:
     """Restore the originals of a merge and retire the merged memory; returns the restored ids.
 
     Originals no longer superseded by this merge (deleted, or changed by staff since) are left
     as they are. Refuses when the merged memory is itself no longer current (e.g. merged again:
     undo that later merge first).
     """
-    merged = engine.repo.get(check_memory_id(merged_id))
+    merged = parts.repo.get(check_memory_id(merged_id))
     if merged is None:
         raise NotFoundError(f"memory {merged_id!r} not found")
-    group = _merge_group_from_history(engine, merged)
+    group = _merge_group_from_history(parts, merged)
     if not group:
         raise ValidationError(f"memory {merged_id!r} is not the result of a merge")
     if merged.status not in (MemoryStatus.ACTIVE, MemoryStatus.EXPIRED, MemoryStatus.ARCHIVED):
         raise ValidationError(f"memory {merged_id!r} is {merged.status.value}: undo what replaced it first")
-    now = engine.clock.now()
-    ttl = engine.settings.ttl_days_by_importance
+    now = parts.clock.now()
+    ttl = parts.settings.ttl_days_by_importance
     restored: list[MemoryRecord] = []
-    with engine.repo.session() as session:
-        retired = session.execute(
-            update(MemoryRow)
-            .where(MemoryRow.memory_id == merged.memory_id, MemoryRow.status == merged.status.value)
-            .values(status=MemoryStatus.SUPERSEDED.value, superseded_by=None, updated_at=now, vector_written=False)
-        ).rowcount
-        if retired != 1:
+    with parts.repo.session() as session:
+        if not parts.repo.update_if_status(session, merged.memory_id, merged.status,
+                                            status=MemoryStatus.SUPERSEDED.value, superseded_by=None,
+                                            updated_at=now, vector_written=False):
             raise ValidationError(f"memory {merged_id!r} changed while undoing its merge: try again")
         for memory_id in group:
-            before = engine.repo.get(memory_id, session)
+            before = parts.repo.get(memory_id, session)
             still_merged = (before is not None and before.status is MemoryStatus.SUPERSEDED
                             and before.superseded_by == merged.memory_id)
             if before is None or not still_merged:
@@ -304,47 +288,47 @@ def undo_merge(engine: "MemoryEngine", merged_id: str, actor: str) -> list[str]:
                                           updated_at=now, vector_written=False)
             if before.expires_at is not None and before.expires_at <= now:
                 fields["expires_at"] = expires_at_for(before.importance, now, ttl)  # a fresh life, like restore
-            engine.repo.update_fields(session, memory_id, **fields)
-            after = engine.repo.get(memory_id, session)
+            parts.repo.update_fields(session, memory_id, **fields)
+            after = parts.repo.get(memory_id, session)
             assert after is not None
-            engine.repo.add_history(session, memory_id=memory_id, user_id=before.user_id, action="restore",
+            parts.repo.add_history(session, memory_id=memory_id, user_id=before.user_id, action="restore",
                                     actor=actor, at=now, before=snapshot(before), after=snapshot(after),
                                     note=f"merge {merged.memory_id} undone")
             restored.append(after)
-        after_merged = engine.repo.get(merged.memory_id, session)
+        after_merged = parts.repo.get(merged.memory_id, session)
         assert after_merged is not None
-        engine.repo.add_history(session, memory_id=merged.memory_id, user_id=merged.user_id, action="unmerge",
+        parts.repo.add_history(session, memory_id=merged.memory_id, user_id=merged.user_id, action="unmerge",
                                 actor=actor, at=now, before=snapshot(merged), after=snapshot(after_merged),
                                 note=f"merge undone; restored {len(restored)} of {len(group)} originals")
-    _unindex(engine, [merged.memory_id], merged.user_id)
-    _index(engine, restored)
-    engine.cache.invalidate_user(merged.user_id)
+    unindex(parts, [merged.memory_id], merged.user_id)
+    reindex(parts, restored)
+    parts.cache.invalidate_user(merged.user_id)
     return [r.memory_id for r in restored]
 
 
-def merge_all(engine: "MemoryEngine", min_memories: int | None = None, now: datetime | None = None, *,
+def merge_all(parts: EngineParts, min_memories: int | None = None, now: datetime | None = None, *,
               actor: str = SCHEDULER_ACTOR, wait: bool = False) -> dict[str, Any]:
     """The weekly job: plan and apply merges for every user with at least ``min_memories`` active
     memories (default ``merge_min_memories``). ``now`` is accepted for symmetry with the other
     jobs; merges are stamped with the engine's clock."""
-    threshold = engine.settings.merge_min_memories if min_memories is None else int(min_memories)
+    threshold = parts.settings.merge_min_memories if min_memories is None else int(min_memories)
     _ = as_utc(now) if now is not None else None
 
     def body() -> dict[str, Any]:
         users = groups = folded = errors = 0
-        for user_id, count in engine.users():
+        for user_id, count in parts.repo.user_ids():
             if count < threshold:
                 continue
             users += 1
             try:
-                plans = plan_merges(engine, user_id)
+                plans = plan_merges(parts, user_id)
             except Exception as exc:
                 log.warning("merge planning failed for a user: %s", exc)
                 errors += 1
                 continue
             for plan in plans:
                 try:
-                    apply_merge(engine, plan, actor=actor)
+                    apply_merge(parts, plan, actor=actor)
                     groups += 1
                     folded += len(plan.memory_ids)
                 except Exception as exc:
@@ -352,18 +336,4 @@ def merge_all(engine: "MemoryEngine", min_memories: int | None = None, now: date
                     errors += 1
         return {"users": users, "merged": groups, "memories_merged": folded, "errors": errors}
 
-    return run_leased(engine, "merge", body, wait=wait)
-
-
-def _unindex(engine: "MemoryEngine", memory_ids: Sequence[str], user_id: str) -> None:
-    try:
-        engine.vectors.delete(list(memory_ids), user_id=user_id)
-    except Exception as exc:  # reconcile removes the orphans
-        log.warning("vector delete failed; reconcile will remove the orphans: %s", exc)
-
-
-def _index(engine: "MemoryEngine", records: Sequence[MemoryRecord]) -> None:
-    try:
-        engine.writer.index_records(list(records))
-    except Exception as exc:  # rows stay pending; reconcile indexes them
-        log.warning("re-index failed; left pending for reconcile: %s", exc)
+    return run_leased(parts, "merge", body, wait=wait)

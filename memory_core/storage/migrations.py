@@ -6,13 +6,13 @@ to an applied one. Running ``migrate`` twice, or from two processes, is safe.
 """
 from __future__ import annotations
 
-import fcntl
 import threading
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterator
 
+from filelock import FileLock
 from sqlalchemy import Connection, Engine, inspect, select, update
 
 from memory_core.storage import schema
@@ -163,12 +163,8 @@ def migration_lock(engine: Engine) -> Iterator[None]:
         yield
         return
     lock_path = Path(database).with_name(Path(database).name + ".migrate.lock")
-    with open(lock_path, "a+") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    with FileLock(lock_path):
+        yield
 
 
 def migrate(engine: Engine) -> list[int]:

@@ -14,6 +14,10 @@ import re
 from dataclasses import dataclass, field
 from datetime import date
 
+from stdnum import luhn
+from stdnum.cn import ric
+from stdnum.exceptions import ValidationError as _NumberError
+
 PLACEHOLDERS: dict[str, str] = {
     "cn_id": "[ID_NUMBER]",
     "bank_card": "[BANK_CARD]",
@@ -77,38 +81,30 @@ _ORDER_CONTEXT_RE = re.compile(
     re.IGNORECASE,
 )
 
-_ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
-_ID_CHECK = "10X98765432"
 _PROVINCES = frozenset(
     "11 12 13 14 15 21 22 23 31 32 33 34 35 36 37 41 42 43 44 45 46 50 51 52 53 54 61 62 63 64 65 71 81 82 83 91".split()
 )
 
 
 def cn_id_valid(value: str) -> bool:
-    """18-character PRC resident ID: province code, birth date and MOD 11-2 check digit."""
+    """18-character PRC resident ID: province code, birth date and MOD 11-2 check digit
+    (python-stdnum's ``cn.ric`` for the date and the check digit). Not ``ric.is_valid``: it
+    also looks the county up in stdnum's table, and a real ID from a county missing there
+    would then be stored unredacted; a known province is enough to tell IDs from decoys."""
     v = value.upper()
     if len(v) != 18 or not v[:17].isdigit() or v[:2] not in _PROVINCES:
         return False
     try:
-        born = date(int(v[6:10]), int(v[10:12]), int(v[12:14]))
-    except ValueError:
+        born = ric.get_birth_date(v)
+    except _NumberError:
         return False
     if not (1900 <= born.year and born <= date.today()):
         return False
-    total = sum(int(d) * w for d, w in zip(v[:17], _ID_WEIGHTS))
-    return _ID_CHECK[total % 11] == v[17]
+    return ric.calc_check_digit(v) == v[17]
 
 
 def luhn_valid(digits: str) -> bool:
-    total = 0
-    for i, ch in enumerate(reversed(digits)):
-        d = int(ch)
-        if i % 2 == 1:
-            d *= 2
-            if d > 9:
-                d -= 9
-        total += d
-    return total % 10 == 0
+    return luhn.is_valid(digits)
 
 
 def _issuer_plausible(digits: str) -> bool:
