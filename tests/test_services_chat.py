@@ -234,3 +234,82 @@ def test_a_message_over_the_length_limit_is_refused_before_anything_is_stored(ma
     with pytest.raises(ValidationError, match="too long"):
         chat.prepare_turn(ALICE, session, "I like tea. " * 10)
     assert chat.transcript(ALICE, session) == []
+
+
+# ---- the offline reply through the chat path -------------------------------------------------------
+def _say(chat: ChatService, principal, text: str, session: str | None = None):  # type: ignore[no-untyped-def]
+    """One whole chat turn (reply shown, then remembered), as the page plays it."""
+    turn = chat.prepare_turn(principal, session or new_session_id(), text)
+    reply = "".join(turn.stream())
+    chat.finish_turn(turn, reply)
+    remembered = chat.remember(principal, turn.session_id, text, turn.user_message_id, turn.answered)
+    return reply, turn.info, remembered
+
+
+def test_offline_reply_answers_from_the_stored_text_not_the_rewritten_block(make_engine) -> None:  # type: ignore[no-untyped-def]
+    """The context block resolves "today" to the memory's day for a model; the offline reply says
+    a memory back to the user, and "lovely today" came back as "lovely 2026-12-05"."""
+    from datetime import datetime, timezone
+
+    from memory_core import FixedClock
+
+    clock = FixedClock(datetime(2024, 3, 10, 9, 0, tzinfo=timezone.utc))
+    engine = make_engine(clock=clock)
+    chat = ChatService(engine)
+    _say(chat, ALICE, "I adopted a kitten called Pixel today")
+    clock.set(datetime(2024, 4, 2, 9, 0, tzinfo=timezone.utc))
+    reply, info, _ = _say(chat, ALICE, "What is my kitten called?")
+    assert "2024-03-10 I adopted" in info.context_block or "adopted a kitten called Pixel 2024-03-10" in info.context_block
+    assert reply == "(Offline mode) You adopted a kitten called Pixel today (noted 2024-03-10)."
+
+
+def test_offline_reply_answers_in_one_sentence_in_the_users_language(make_engine) -> None:  # type: ignore[no-untyped-def]
+    from datetime import datetime, timezone
+
+    from memory_core import FixedClock
+
+    clock = FixedClock(datetime(2024, 3, 1, 9, 0, tzinfo=timezone.utc))
+    engine = make_engine(clock=clock)
+    chat = ChatService(engine)
+    for day, (zh, en) in enumerate([("我周末一般去爬山", "I go hiking most weekends"),
+                                    ("我住在杭州市滨江区", "I live in Portland"),
+                                    ("我对芒果过敏，吃了会起疹子", "My phone number is 555 0100")], 1):
+        clock.set(datetime(2024, 3, day, 9, 0, tzinfo=timezone.utc))
+        _say(chat, ZHANG, zh)
+        _say(chat, ALICE, en)
+    clock.set(datetime(2024, 3, 10, 9, 0, tzinfo=timezone.utc))
+    reply, _, remembered = _say(chat, ZHANG, "我搬家了，现在住在杭州市西湖区")
+    assert reply == "（离线模式）好的，知道了。"  # a statement is acknowledged, nothing is said back
+    assert remembered.created and remembered.replaced_contents == ["我住在杭州市滨江区"]
+    _, _, moved = _say(chat, ALICE, "I moved to Seattle")
+    assert moved.created
+    clock.set(datetime(2024, 3, 20, 9, 0, tzinfo=timezone.utc))
+    reply, info, _ = _say(chat, ZHANG, "我住在哪里？")
+    assert reply == "（离线模式）你搬家了，现在住在杭州市西湖区（2024-03-10 记下）。", reply
+    assert info.used and info.used[0].absolute >= info.min_relevance
+    reply, _, _ = _say(chat, ALICE, "Where do I live now?")
+    assert reply == "(Offline mode) You moved to Seattle (noted 2024-03-10).", reply
+    # a constraint that bears on the question does not turn an answer into suggestions
+    reply, info, _ = _say(chat, ZHANG, "我对什么过敏？")
+    assert reply == "（离线模式）你对芒果过敏（2024-03-03 记下）。", reply
+
+
+def test_small_talk_and_unrelated_questions_list_no_memories(make_engine) -> None:  # type: ignore[no-untyped-def]
+    """"The weather is lovely" listed the phone number, an allergy and Berlin."""
+    engine = make_engine()
+    chat = ChatService(engine)
+    for principal, facts in ((ALICE, ["My phone number is 555 0100", "I'm allergic to peanuts", "I live in Berlin"]),
+                             (ZHANG, ["我的电话是 555 0100", "我对芒果过敏", "我住在柏林"])):
+        for fact in facts:
+            assert _say(chat, principal, fact)[2].created
+    for principal, text, words in ((ALICE, "The weather is lovely today!", ("555", "peanut", "Berlin")),
+                                   (ALICE, "haha thanks", ("555", "peanut", "Berlin")),
+                                   (ZHANG, "今天天气真好", ("555", "芒果", "柏林")),
+                                   (ZHANG, "哈哈好的", ("555", "芒果", "柏林"))):
+        reply, _, _ = _say(chat, principal, text)
+        assert reply.startswith(("(Offline mode) Nothing to look up", "（离线模式）这句不需要查")), reply
+        assert not any(w in reply for w in words), reply
+    reply, info, _ = _say(chat, ALICE, "What is the capital of France?")
+    assert reply == "(Offline mode) I don't have anything remembered about that yet.", (reply, info.used)
+    reply, info, _ = _say(chat, ZHANG, "法国的首都是哪里？")
+    assert reply == "（离线模式）我还没有记住关于这方面的任何事情。", (reply, info.used)
