@@ -10,7 +10,7 @@ from memory_core import MemoryQuery
 from services import analytics
 from services.chat import ChatService, is_forget_request, new_session_id
 from services.demo_data import DEMO_USERS, seed_demo
-from tests.app_support import ALICE, STAFF, ZHANG
+from tests.app_support import ALICE, DEMO_ALICE, DEMO_ZHANG, STAFF, ZHANG
 
 
 @pytest.fixture
@@ -313,3 +313,49 @@ def test_small_talk_and_unrelated_questions_list_no_memories(make_engine) -> Non
     assert reply == "(Offline mode) I don't have anything remembered about that yet.", (reply, info.used)
     reply, info, _ = _say(chat, ZHANG, "法国的首都是哪里？")
     assert reply == "（离线模式）我还没有记住关于这方面的任何事情。", (reply, info.used)
+
+
+@pytest.mark.parametrize("language, principal, check, new_place, old_place", [
+    ("en", DEMO_ALICE, "Where do I live now?", "Denver", "Seattle"),
+    ("zh", DEMO_ZHANG, "我现在住在哪里？", "上海浦东", "西湖区"),
+])
+def test_each_guided_demo_step_does_what_its_hint_says(engine, language, principal, check,  # type: ignore[no-untyped-def]
+                                                      new_place, old_place) -> None:
+    """The "try this" panel's steps, played through the chat service on the demo history."""
+    from services.guided_demo import steps_for
+
+    seed_demo(engine, [principal.user_id])
+    chat = ChatService(engine)
+    steps = {step.key: step for step in steps_for(language)}
+    assert list(steps) == ["remember", "recall", "update", "forget"]
+    session = new_session_id()
+    outcomes: dict[str, list] = {}  # type: ignore[type-arg]
+    for key, step in steps.items():
+        if step.new_session:
+            session = new_session_id()
+        last = None
+        for message in step.messages:
+            if is_forget_request(message):
+                reply, deleted = chat.forget_turn(principal, session, message, last)
+                outcomes[key].append((reply, deleted))
+                continue
+            reply, info, last = _say(chat, principal, message, session)
+            outcomes.setdefault(key, []).append((reply, last))
+
+    city = "Toronto" if language == "en" else "成都"
+    (_, remembered), = outcomes["remember"]
+    assert any(city in text for text in remembered.created_contents)  # ① remembered
+    (reply, _), = outcomes["recall"]
+    assert city in reply  # ② recalled in a new session
+    (_, moved), = outcomes["update"]
+    assert any(old_place in text for text in moved.replaced_contents), moved  # ③ replaces the old address
+    assert any(new_place in text for text in moved.created_contents)
+    reply, _, _ = _say(chat, principal, check)
+    assert new_place in reply and old_place not in reply, reply
+    (_, locker), (answer, deleted) = outcomes["forget"]
+    assert locker.created and deleted == locker.created  # ④ stored, then deleted on request
+    assert "forgotten" in answer or "忘掉" in answer
+    for memory_id in deleted:
+        assert engine.history(memory_id)[-1].action == "delete"
+    found = engine.search(principal.user_id, "locker code 4411" if language == "en" else "储物柜密码", min_relevance=0)
+    assert not any("4411" in r.content for r in found.results)

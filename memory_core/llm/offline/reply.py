@@ -98,10 +98,16 @@ def _fit(text: str, terms: tuple[frozenset[str], frozenset[str]]) -> int:
 
 
 def _rank(memories: list[tuple[str, str]], question: str) -> list[tuple[str, str]]:
-    """Retrieval's order, with memories that share words with the question first (stable)."""
+    """Retrieval's order, unless its best memory shares no word with the question while another
+    does: then the one that shares most comes first. Retrieval weighs meaning and words already;
+    re-sorting by shared words alone put "My sister lives in Toronto" above "My new address is
+    5 Pine Road" for "Where do I live now?"."""
     terms = _terms(question)
-    scored = [(-_fit(text, terms), i, (d, text)) for i, (d, text) in enumerate(memories)]
-    return [m for _, _, m in sorted(scored)]
+    fits = [_fit(text, terms) for _, text in memories]
+    if not memories or fits[0] > 0 or max(fits) == 0:
+        return list(memories)
+    best = fits.index(max(fits))
+    return [memories[best]] + memories[:best] + memories[best + 1:]
 
 
 _CLAUSE_END = re.compile(r"(?<=[，,；;：:])\s*")
