@@ -19,7 +19,8 @@ st.set_page_config(page_title="Admin · Long-term memory", page_icon="🛠️", 
 friendly_errors()  # no traceback is ever shown: a reference id, and the traceback in the log
 principal = require_principal()
 if not principal.is_staff:
-    st.error("🚫 This page is for support staff only. You are signed in as an end user.")
+    role = {"analyst": "an analyst (Analytics is yours)", "user": "an end user"}.get(principal.role, principal.role)
+    st.error(f"🚫 This page is for support staff only. You are signed in as {role}.")
     st.stop()
 engine = engine_or_stop()
 database_or_stop(engine)

@@ -18,7 +18,7 @@ from streamlit.testing.v1 import AppTest
 from services import runtime
 from services.auth import hash_password, save_account
 from services.demo_data import seed_demo
-from tests.app_support import ALICE, DEMO_STAFF, REPO_ROOT, STAFF, ZHANG  # app_env: a fixture, registered in conftest.py
+from tests.app_support import ALICE, ANALYST, DEMO_ALICE, DEMO_STAFF, DEMO_ZHANG, REPO_ROOT, STAFF, ZHANG  # app_env: a fixture, registered in conftest.py
 
 CHAT = str(REPO_ROOT / "pages" / "1_💬_Chat.py")
 ADMIN = str(REPO_ROOT / "pages" / "2_🛠️_Admin.py")
@@ -247,7 +247,16 @@ def test_chat_forget_that_deletes_the_last_memory(app_env: dict[str, str]) -> No
 def test_admin_refuses_an_end_user(app_env: dict[str, str]) -> None:
     at = _run(ADMIN, ZHANG)
     _no_exceptions(at)
-    assert any("support staff only" in e.value for e in at.error)
+    assert any("support staff only" in e.value and "signed in as an end user" in e.value for e in at.error)
+    assert not at.tabs and not at.dataframe
+
+
+def test_admin_tells_an_analyst_their_role(app_env: dict[str, str]) -> None:
+    """An analyst refused on Admin was told "You are signed in as an end user"."""
+    at = _run(ADMIN, ANALYST)
+    _no_exceptions(at)
+    refused = " ".join(e.value for e in at.error)
+    assert "signed in as an analyst" in refused and "end user" not in refused
     assert not at.tabs and not at.dataframe
 
 
@@ -373,11 +382,14 @@ def test_chat_refuses_a_message_the_engine_rejects_plainly(app_env: dict[str, st
     at.chat_input[0].set_value("I like green tea").run()
     _no_exceptions(at)
     assert any("I like green tea" in m.value for m in at.chat_message[0].markdown)
+    # the next successful send clears the stale "not sent" error and the unsent box
+    assert not at.session_state["chat_unsent"] and not at.error
+    assert not [b for b in at.button if b.key == "chat_dismiss"]
+    assert not [e for e in at.expander if "unsent" in e.label]
     _wait_for_write(at)
     at.run()  # shows what was remembered
-    at.button(key="chat_dismiss").click().run()
     _no_exceptions(at)
-    assert not at.session_state["chat_unsent"] and not at.error
+    assert not at.error
 
 
 def test_chat_notice_names_only_what_was_created(app_env: dict[str, str]) -> None:
@@ -390,11 +402,16 @@ def test_chat_notice_names_only_what_was_created(app_env: dict[str, str]) -> Non
                             created_contents=["I keep bees on my roof"])
     at = AppTest.from_file(CHAT, default_timeout=TIMEOUT)
     at.session_state["principal"] = ALICE
+    at.session_state["chat_session"] = "s-bees"
+    at.session_state["chat_notice_session"] = "s-bees"  # the session whose last reply it belongs to
     at.session_state["chat_last_remembered"] = remembered
     at.run()
     _no_exceptions(at)
     shown = " ".join(s.value for s in at.success)
     assert "Remembered: I keep bees on my roof" in shown and "Lisbon" not in shown
+    at.button(key="chat_new_session").click().run()  # another session: not under its replies
+    _no_exceptions(at)
+    assert not [s for s in at.success if "Remembered" in s.value]
 
 
 def _cut_database(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
@@ -461,3 +478,90 @@ def test_staff_pages_say_when_the_database_is_down(app_env: dict[str, str], monk
     at.run()
     _no_exceptions(at)
     assert not any("database is unavailable" in e.value for e in at.error)
+
+
+def _flat(node, out=None):  # type: ignore[no-untyped-def]
+    """(type, value) of every element in page order (blocks by type, with value None)."""
+    out = [] if out is None else out
+    children = getattr(node, "children", None)
+    out.append((getattr(node, "type", ""), None if children else getattr(node, "value", None)))
+    for child in (children.values() if isinstance(children, dict) else children or []):
+        _flat(child, out)
+    return out
+
+
+def test_chat_notice_sits_under_the_reply_it_belongs_to(app_env: dict[str, str]) -> None:
+    """The Remembered/Undo notice was at the top of the page, out of view in a longer chat."""
+    at = _run(CHAT, ALICE)
+    for text in ("What is the capital of France?", "I keep two goats called Salt and Pepper"):
+        at.chat_input[0].set_value(text).run()
+        _wait_for_write(at)
+    at.run()
+    _no_exceptions(at)
+    order = _flat(at.main)
+    notice = next(i for i, (kind, value) in enumerate(order) if kind == "success" and "Remembered" in str(value))
+    messages = [i for i, (kind, _) in enumerate(order) if kind == "chat_message"]
+    assert len(messages) == 4 and notice > messages[-1]  # after the last reply, not above the chat
+    assert not [i for i, (kind, _) in enumerate(order[:messages[-1]]) if kind == "success"]
+
+
+def test_chat_shows_what_the_user_typed_as_text(app_env: dict[str, str]) -> None:
+    """Markup in a message (an image that fetches a URL, a link, bold) is shown as typed, in the
+    user's message and in the offline reply that says it back."""
+    at = _run(CHAT, ALICE)
+    hostile = "My website is **[here](http://203.0.113.9/x)** with a ![pixel](http://203.0.113.9/p.png) logo"
+    at.chat_input[0].set_value(hostile).run()
+    _wait_for_write(at)  # done before the next message is sent: that message must not be lost
+    at.chat_input[0].set_value("What is my website?").run()
+    _no_exceptions(at)
+    shown = [m.value for message in at.chat_message for m in message.markdown]
+    assert len(shown) == 4 and "203" in shown[3], shown  # the reply says the memory back...
+    offending = [v for v in shown if _UNESCAPED_MARKUP.search(v) or re.search(r"(?<!\\)\*\*", v)]
+    assert not offending, offending  # ...as text, like the message itself
+    _wait_for_write(at)
+
+
+@pytest.mark.parametrize("principal, city, old_place, forgotten", [
+    (DEMO_ALICE, "Toronto", "Seattle", "forgotten"),
+    (DEMO_ZHANG, "成都", "西湖区", "忘掉"),
+])
+def test_guided_demo_plays_each_step_in_the_chat(app_env: dict[str, str], principal, city: str,  # type: ignore[no-untyped-def]
+                                                 old_place: str, forgotten: str) -> None:
+    """Demo mode's "try this" panel: each button sends its messages and the promised outcome shows."""
+    seed_demo(runtime.get_engine(), [principal.user_id])
+    at = _run(CHAT, principal)
+    _no_exceptions(at)
+    assert [b.key for b in at.button if b.key.startswith("chat_try_")] == [
+        "chat_try_remember", "chat_try_recall", "chat_try_update", "chat_try_forget"]
+
+    at.button(key="chat_try_remember").click().run()
+    _wait_for_write(at)
+    at.run()
+    _no_exceptions(at)
+    assert any("Remembered" in s.value and city in s.value for s in at.success)
+
+    first_session = at.session_state["chat_session"]
+    at.button(key="chat_try_recall").click().run()
+    _no_exceptions(at)
+    assert at.session_state["chat_session"] != first_session  # asked in a new session
+    assert len(at.chat_message) == 2 and city in at.chat_message[1].markdown[0].value
+    _wait_for_write(at)
+
+    at.button(key="chat_try_update").click().run()
+    _wait_for_write(at)
+    at.run()
+    _no_exceptions(at)
+    assert any("replaces what you said before" in s.value and old_place in s.value for s in at.success)
+
+    at.button(key="chat_try_forget").click().run()
+    _no_exceptions(at)
+    assert forgotten in at.chat_message[-1].markdown[0].value
+    engine = runtime.get_engine()
+    found = engine.search(principal.user_id, "locker code 4411 储物柜密码", min_relevance=0)
+    assert not any("4411" in r.content for r in found.results)
+
+
+def test_guided_demo_is_only_for_demo_identities(app_env: dict[str, str]) -> None:
+    at = _run(CHAT, ALICE)  # an account, not a demo identity
+    _no_exceptions(at)
+    assert not [b for b in at.button if b.key.startswith("chat_try_")]

@@ -253,6 +253,11 @@ def test_reply_answers_with_the_memory_that_fits_the_question_in_the_second_pers
     # to put the sister's city above the user's own address
     ("Where do I live now?", "[2024-03-12] My new address is 5 Pine Road in Denver\n[2024-03-11] My sister Maya lives in "
      "Toronto", "(Offline mode) Your new address is 5 Pine Road in Denver (noted 2024-03-12)."),
+    # clauses end at ",;:" before a space only: "1,200" and "http://" stay whole
+    ("How much is my laptop budget?", "[2024-03-10] My budget for the laptop is $1,200, and not a cent more",
+     "(Offline mode) Your budget for the laptop is $1,200 (noted 2024-03-10)."),
+    ("What is my website?", "[2024-03-10] My website is http://shop.example/x, I built it myself",
+     "(Offline mode) Your website is http://shop.example/x (noted 2024-03-10)."),
     ("What was the highlight of the trip?",
      "[2024-03-10] Back from Lisbon! The trip was wonderful, the tram 28 ride was the highlight.",
      "(Offline mode) The trip was wonderful, the tram 28 ride was the highlight (noted 2024-03-10)."),

@@ -110,7 +110,8 @@ def _rank(memories: list[tuple[str, str]], question: str) -> list[tuple[str, str
     return [memories[best]] + memories[:best] + memories[best + 1:]
 
 
-_CLAUSE_END = re.compile(r"(?<=[，,；;：:])\s*")
+# A clause ends at Chinese punctuation, or at ",;:" before a space (never inside "1,200" or "http://").
+_CLAUSE_END = re.compile(r"(?<=[，；：])\s*|(?<=[,;:])\s+")
 
 
 def answer_sentence(text: str, question: str) -> str:
