@@ -565,3 +565,70 @@ def test_guided_demo_is_only_for_demo_identities(app_env: dict[str, str]) -> Non
     at = _run(CHAT, ALICE)  # an account, not a demo identity
     _no_exceptions(at)
     assert not [b for b in at.button if b.key.startswith("chat_try_")]
+
+
+def test_admin_maintenance_tab_reads_in_words_and_archives_on_demand(app_env: dict[str, str]) -> None:
+    """The tab showed raw dicts and cron strings and had no "archive now" (the README says archive
+    runs on demand)."""
+    from datetime import datetime, timedelta, timezone
+
+    engine = runtime.get_engine()
+    old = engine.add("olga", "Nice weather for a walk", actor="test",
+                     at=datetime.now(timezone.utc) - timedelta(days=400)).created[0]
+    assert engine.get(old).importance <= engine.settings.archive_max_importance
+    at = _run(ADMIN, STAFF)
+    _no_exceptions(at)
+    at.button(key="admin_run_archive").click().run()
+    _no_exceptions(at)
+    said = " ".join(s.value for s in at.success)
+    assert "Archive" in said and "done" in said and "1 archived" in said, said
+    assert engine.get(old).status.value == "archived"
+    assert engine.job_runs(job="archive")[0].counts["started_by"] == STAFF.actor  # audited: who ran it
+    at.button(key="admin_run_expiry_cleanup").click().run()
+    _no_exceptions(at)
+    tables = [df.value for df in at.dataframe]
+    scheduled = next(t for t in tables if "next run" in t.columns)
+    runs = next(t for t in tables if "started by" in t.columns)
+    assert set(scheduled["job"]) >= {"Expiry cleanup", "Archive", "Reconcile SQL and Milvus"}
+    assert "every day at 02:30" in set(scheduled["when"])
+    archive_row = scheduled[scheduled["job"] == "Archive"].iloc[0]
+    assert archive_row["last outcome"] == "✅ done" and "1 archived" in archive_row["what it did"]
+    assert list(runs["job"][:2]) == ["Expiry cleanup", "Archive"] and set(runs["started by"][:2]) == {STAFF.actor}
+    shown = " ".join(str(v) for t in (scheduled, runs) for v in t.to_numpy().ravel()) + said
+    assert "{" not in shown and "'" not in shown and "cron[" not in shown  # no dict reprs, no trigger strings
+
+
+def test_admin_expire_asks_first_and_never_expires_disables_the_date(app_env: dict[str, str]) -> None:
+    engine = runtime.get_engine()
+    memory_id = engine.add("erin", "Erin's parcel locker is number 12", actor="test").created[0]
+    engine.update(memory_id, actor="test", importance=2)  # gets an expiry date
+    at = _run(ADMIN, STAFF)
+    at.selectbox(key="admin_f_user").set_value("erin").run()
+    at.selectbox(key="admin_selected").set_value(memory_id).run()
+    assert not at.date_input(key=f"admin_exp_{memory_id}").disabled
+    at.checkbox(key=f"admin_never_{memory_id}").check().run()
+    _no_exceptions(at)
+    assert at.date_input(key=f"admin_exp_{memory_id}").disabled  # ticked: the date cannot be edited
+
+    at.button(key="admin_expire").click().run()
+    _no_exceptions(at)
+    assert any("Expire this memory?" in w.value for w in at.warning)
+    assert engine.get(memory_id).status.value == "active"  # not yet: it asked first
+    at.button(key="admin_expire_no").click().run()
+    assert engine.get(memory_id).status.value == "active" and not any("Expire this" in w.value for w in at.warning)
+    at.button(key="admin_expire").click().run()
+    at.button(key="admin_expire_yes").click().run()
+    _no_exceptions(at)
+    assert engine.get(memory_id).status.value == "expired"
+    assert engine.history(memory_id)[-1].action == "expire" and engine.history(memory_id)[-1].actor == STAFF.actor
+
+
+def test_admin_user_history_names_the_memory(app_env: dict[str, str]) -> None:
+    """Admin's recent history of a user showed memory ids only."""
+    engine = runtime.get_engine()
+    engine.add("hugo", "Hugo collects vintage radios", actor="test")
+    at = _run(ADMIN, STAFF)
+    at.selectbox(key="admin_user_target").set_value("hugo").run()
+    _no_exceptions(at)
+    history = next(df.value for df in at.dataframe if "action" in df.value.columns)
+    assert "Hugo collects vintage radios" in set(history["memory"])
