@@ -632,3 +632,46 @@ def test_admin_user_history_names_the_memory(app_env: dict[str, str]) -> None:
     _no_exceptions(at)
     history = next(df.value for df in at.dataframe if "action" in df.value.columns)
     assert "Hugo collects vintage radios" in set(history["memory"])
+
+
+def test_home_demo_counts_refresh_after_loading(app_env: dict[str, str], monkeypatch: pytest.MonkeyPatch,
+                                                tmp_path: Path) -> None:
+    """"Loaded 24 memories" used to sit above "no memories yet" for both demo users."""
+    monkeypatch.setenv("ACCOUNTS_FILE", str(tmp_path / "no-accounts.json"))
+    from services import admin
+
+    engine = runtime.get_engine()
+    for user in ("demo:zhangsan", "demo:alice"):  # earlier tests of this module may have loaded them
+        admin.erase_user(STAFF, engine, user, user)
+    at = _run(HOME)
+    assert "no memories yet" in " ".join(m.value for m in at.markdown)
+    at.button(key="seed_demo").click().run()
+    _no_exceptions(at)
+    assert any(s.value.startswith("Loaded") for s in at.success)
+    counts = " ".join(m.value for m in at.markdown if "—" in m.value)
+    assert "no memories yet" not in counts and "memories stored" in counts, counts
+
+
+def test_analytics_cache_hit_rate_counts_the_hits(app_env: dict[str, str]) -> None:
+    """The rate read 0% after hits: two repeats of a question in new sessions are two hits of three."""
+    engine = runtime.get_engine()
+    seed_demo(engine, ["demo:alice"])
+    engine.flush()
+    before = len(engine.repo.metrics())
+    at = _run(CHAT, DEMO_ALICE)
+    for _ in range(3):
+        at.chat_input[0].set_value("Which city is my new address in?").run()
+        _wait_for_write(at)
+        at.button(key="chat_new_session").click().run()
+    engine.flush()
+    rows = engine.repo.metrics()[: len(engine.repo.metrics()) - before]
+    assert sum(bool(r["cache_hit"]) for r in rows) >= 2, rows
+    from services import analytics
+
+    numbers = analytics.summary(STAFF, engine)
+    assert numbers["cache_hits"] >= 2 and numbers["cache_hit_rate"] > 0
+    page = _run(ANALYTICS, STAFF)
+    _no_exceptions(page)
+    rate = next(m for m in page.metric if m.label == "Cache hit rate")
+    assert rate.value == f"{numbers['cache_hit_rate']:.0%}" and rate.value != "0%"
+    assert f"{numbers['cache_hits']} of {numbers['searches']} searches" in rate.proto.help
