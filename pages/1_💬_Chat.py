@@ -107,12 +107,14 @@ def start_step(step: DemoStep) -> None:
     if step.new_session:
         state["chat_session"] = new_session_id()
     state["chat_guided"] = step.key
+    state["chat_guided_open"] = True  # the panel stays open for the next step
     st.rerun()
 
 
 demo_steps = steps_for(demo_user.language) if demo_user is not None else ()
 if demo_steps:
-    guided_demo(demo_steps, expanded=not history, history_loaded=demo_loaded, start=start_step)
+    guided_demo(demo_steps, demo_user.language, expanded=not history or bool(state.get("chat_guided_open")),
+                history_loaded=demo_loaded, start=start_step)
 
 
 def show(role: str, content: str) -> None:

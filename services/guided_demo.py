@@ -42,6 +42,7 @@ _ZH = (
              ("我的健身房储物柜密码是4411。", "忘掉这个")),
 )
 STEPS: dict[str, tuple[DemoStep, ...]] = {"en": _EN, "zh": _ZH}
+NEW_SESSION_NOTE = {"en": "In a new session: ", "zh": "新会话中："}
 
 
 def steps_for(language: str) -> tuple[DemoStep, ...]:

@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from services.chat import ChatService, DatabaseUnavailable, Remembered, TurnInfo
-from services.guided_demo import DemoStep
+from services.guided_demo import NEW_SESSION_NOTE, DemoStep
 from services.safe_text import md_escape
 
 NOTICE_SESSION = "chat_notice_session"  # the session whose last reply the notice belongs to
@@ -93,7 +93,7 @@ def memory_notice(chat: ChatService, principal: Any, session_id: str) -> None:
         st.caption(f"🧠 Nothing stored: {md_escape(remembered.skipped)}.")
 
 
-def guided_demo(steps: Sequence[DemoStep], expanded: bool, history_loaded: bool,
+def guided_demo(steps: Sequence[DemoStep], language: str, expanded: bool, history_loaded: bool,
                 start: Callable[[DemoStep], None]) -> None:
     """The "try this" panel of demo mode: one button per step; ``start`` plays the step."""
     with st.expander("🧪 Try this: a guided demo", expanded=expanded):
@@ -106,4 +106,5 @@ def guided_demo(steps: Sequence[DemoStep], expanded: bool, history_loaded: bool,
             if left.button(step.title, key=f"chat_try_{step.key}", width="stretch"):
                 start(step)
             said = " → ".join(f"“{md_escape(m)}”" for m in step.messages)
-            right.caption(("New session, then " if step.new_session else "") + f"{said}  \n{md_escape(step.hint)}")
+            note = NEW_SESSION_NOTE.get(language, NEW_SESSION_NOTE["en"]) if step.new_session else ""
+            right.caption(f"{note}{said}  \n{md_escape(step.hint)}")
