@@ -136,10 +136,15 @@ def test_sign_in_chat_admin_analytics(server: str) -> None:
             _wait_idle(page)
             labels = [t.split()[-1] for t in page.locator('[data-testid="stSidebarNavLink"]').all_inner_texts()]
             assert labels == ["Home", "Chat", "Admin", "Analytics"], labels  # the home page is not "app"
+            page.reload()  # F5: a new browser session, signed in again from the cookie
+            page.get_by_text("Welcome, 张三 (demo)").wait_for(timeout=60_000)
+            _wait_idle(page)
 
-            # ---- chat: a reply streamed from memory, then remembered in the background -----------
-            _nav(page, "Chat")
+            # ---- chat (reached by a typed URL: still signed in): a reply streamed from memory, then
+            # remembered in the background
+            page.goto(f"{server}/Chat")
             page.get_by_text("Offline mode").first.wait_for()
+            assert page.get_by_text("Please sign in first.").count() == 0
             box = page.locator('[data-testid="stChatInputTextArea"]')
             box.fill("我对芒果过敏")
             box.press("Enter")
@@ -161,6 +166,10 @@ def test_sign_in_chat_admin_analytics(server: str) -> None:
             page.get_by_role("button", name="Sign out").click()
             page.get_by_text("Not signed in.").wait_for()  # the sign-out rerun is done
             _wait_idle(page)
+            page.goto(f"{server}/Chat")  # a typed URL after sign-out: the old cookie signs nobody in
+            page.get_by_text("Please sign in first.").wait_for(timeout=60_000)
+            _wait_idle(page)
+            assert page.get_by_text("张三 (demo)").count() == 0
             _nav(page, "Home")
             demo_tab = page.get_by_role("tab", name="Demo")
             try:
