@@ -12,6 +12,7 @@ import streamlit as st
 from services import admin
 from services.safe_text import md_code, md_escape as md
 from services.safe_text import neutralise_frame
+from ui import admin_filters
 from ui.common import database_or_stop, engine_or_stop, friendly_errors, require_principal
 from ui.maintenance import maintenance_tab
 
@@ -56,16 +57,17 @@ tab_browse, tab_users, tab_ops, tab_io = st.tabs(["Memories", "Users & merges", 
 with tab_browse:
     user_list = admin.users(principal, engine)
     user_options = [""] + [u for u, _ in user_list]
+    admin_filters.load(user_options, TYPES, STATUSES, list(SORTS))  # from the URL, once; defaults otherwise
     c1, c2, c3, c4 = st.columns([2, 2, 2, 2])
     user_filter = c1.selectbox("User", user_options, format_func=lambda u: u or "all users", key="admin_f_user")
     type_filter = c2.multiselect("Type", TYPES, key="admin_f_types")
-    status_filter = c3.multiselect("Status", STATUSES, default=["active"], key="admin_f_status")
-    imp_low, imp_high = c4.slider("Importance", 1, 5, (1, 5), key="admin_f_imp")
+    status_filter = c3.multiselect("Status", STATUSES, key="admin_f_status")
+    imp_low, imp_high = c4.slider("Importance", 1, 5, key="admin_f_imp")
     c5, c6, c7, c8 = st.columns([3, 2, 2, 1])
     text_filter = c5.text_input("Text contains", key="admin_f_text")
     dates = c6.date_input("Created between", value=(), key="admin_f_dates")
     sort_by = c7.selectbox("Sort by", list(SORTS), format_func=SORTS.get, key="admin_f_sort")
-    descending = c8.toggle("Newest/highest first", value=True, key="admin_f_desc")
+    descending = c8.toggle("Newest/highest first", key="admin_f_desc")
     page_size = 25
     page_no = int(state.get("admin_page", 0))
     created_from = admin.day_start(dates[0]) if len(dates) >= 1 else None
@@ -80,6 +82,7 @@ with tab_browse:
     if page_no >= pages:
         state["admin_page"] = page_no = 0
         page = admin.browse(principal, engine, admin.BrowseFilters(**{**filters.__dict__, "page": 0}))
+    admin_filters.save()  # the URL now says what is shown: a reload or a shared link opens the same view
     if not page.items:
         st.info("No memories match these filters." if user_list else
                 "No memories stored yet. Chat, load the demo data on the home page, or import a file.")

@@ -679,3 +679,58 @@ def test_analytics_cache_hit_rate_counts_the_hits(app_env: dict[str, str], monke
     rate = next(m for m in page.metric if m.label == "Cache hit rate")
     assert rate.value == f"{numbers['cache_hit_rate']:.0%}" and rate.value != "0%"
     assert f"{numbers['cache_hits']} of {numbers['searches']} searches" in rate.proto.help
+
+
+def test_admin_filters_round_trip_through_the_url() -> None:
+    from datetime import date
+
+    from ui.admin_filters import from_params, to_params
+
+    values = {"admin_f_user": "bob", "admin_f_types": ["episodic"], "admin_f_status": ["active", "expired"],
+              "admin_f_imp": (2, 4), "admin_f_text": "tea & cake", "admin_f_dates": (date(2026, 1, 2), date(2026, 2, 3)),
+              "admin_f_sort": "importance", "admin_f_desc": False, "admin_page": 3}
+    params = to_params(values)
+    assert params == {"user": "bob", "type": ["episodic"], "status": ["active", "expired"], "imp": "2-4",
+                      "q": "tea & cake", "created": "2026-01-02..2026-02-03", "sort": "importance", "desc": "0",
+                      "page": "3"}
+    as_lists = {k: v if isinstance(v, list) else [v] for k, v in params.items()}
+    assert from_params(as_lists, ["", "bob"], ["declarative", "episodic"], ["active", "expired"],
+                       ["created_at", "importance"]) == values
+    assert to_params({}) == {}  # defaults say nothing
+    # what the widgets would not allow is dropped, not trusted
+    bad = {"user": ["zoe"], "type": ["secret"], "status": ["active", "bogus"], "imp": ["0-9"], "created": ["x..y"],
+           "sort": ["password"], "desc": ["maybe"], "page": ["-1"]}
+    assert from_params(bad, ["", "bob"], ["episodic"], ["active"], ["created_at"]) == {
+        "admin_f_types": [], "admin_f_status": ["active"]}
+
+
+def test_admin_opens_the_view_its_url_names_and_keeps_it_there(app_env: dict[str, str], monkeypatch: pytest.MonkeyPatch,
+                                                               tmp_path: Path) -> None:
+    """A reload or a typed URL lost the Admin filters."""
+    monkeypatch.setenv("ACCOUNTS_FILE", str(tmp_path / "no-accounts.json"))  # demo staff below needs no accounts
+    engine = runtime.get_engine()
+    engine.add("bob", "Bob drinks oolong tea every morning", actor="test")
+    at = AppTest.from_file(ADMIN, default_timeout=TIMEOUT)
+    at.session_state["principal"] = STAFF
+    at.query_params["user"] = "bob"
+    at.query_params["q"] = "oolong"
+    at.query_params["status"] = ["active", "expired"]
+    at.query_params["sort"] = "importance"
+    at.run()
+    _no_exceptions(at)
+    assert at.selectbox(key="admin_f_user").value == "bob"
+    assert at.text_input(key="admin_f_text").value == "oolong"
+    assert at.multiselect(key="admin_f_status").value == ["active", "expired"]
+    assert at.selectbox(key="admin_f_sort").value == "importance"
+    assert list(at.dataframe[0].value["memory"]) == ["Bob drinks oolong tea every morning"]
+
+    at.text_input(key="admin_f_text").set_value("tea").run()  # a change is written back to the URL
+    _no_exceptions(at)
+    assert at.query_params["q"] in ("tea", ["tea"]) and at.query_params["user"] in ("bob", ["bob"])
+
+    stranger = AppTest.from_file(ADMIN, default_timeout=TIMEOUT)
+    stranger.session_state["principal"] = DEMO_STAFF
+    stranger.query_params["user"] = "bob"  # not a user demo staff may see: ignored
+    stranger.run()
+    _no_exceptions(stranger)
+    assert stranger.selectbox(key="admin_f_user").value == ""

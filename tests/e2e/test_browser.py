@@ -195,6 +195,11 @@ def test_sign_in_chat_admin_analytics(server: str) -> None:
             page.get_by_text("Provenance").first.scroll_into_view_if_needed()
             _no_exception(page, "admin")
             _shot(page, "03-admin")
+            assert "q=" in page.url, page.url  # the filters are in the URL...
+            page.reload()  # ...so a reload (signed in again from the cookie) opens the same view
+            page.get_by_text("Page 1 of 1 · 1 memory").wait_for(timeout=60_000)
+            expect(page.get_by_role("textbox", name="Text contains")).to_have_value("芒果")
+            _wait_idle(page)
 
             # ---- load the demo history (weeks of dated memories), then analytics shows charts -------
             _nav(page, "Home")
