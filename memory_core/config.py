@@ -172,7 +172,7 @@ class Settings(BaseSettings):
     merge_min_memories: int = 20
 
     # Conflicts: an older memory is a supersede candidate at this similarity, or when it shares an entity.
-    conflict_similarity: float = 0.82
+    conflict_similarity: float = 0.80
     # At most this many older memories are checked (one LLM call each) per new memory.
     conflict_max_candidates: int = 6
 

@@ -359,3 +359,25 @@ def test_each_guided_demo_step_does_what_its_hint_says(engine, language, princip
         assert engine.history(memory_id)[-1].action == "delete"
     found = engine.search(principal.user_id, "locker code 4411" if language == "en" else "储物柜密码", min_relevance=0)
     assert not any("4411" in r.content for r in found.results)
+
+
+def test_demo_data_tells_one_current_truth(engine) -> None:  # type: ignore[no-untyped-def]
+    """Issue 18 item 4: written turn by turn through the write pipeline, each demo user has one
+    current address (the older one superseded, still visible to staff) and the trip's dates agree."""
+    from memory_core import MemoryStatus
+
+    seed_demo(engine)
+    for user, old, new, query in (("demo:alice", "Portland", "Seattle", "where do I live now"),
+                                  ("demo:zhangsan", "滨江", "西湖区", "我现在住在哪里")):
+        everything = engine.list_memories(MemoryQuery(user_id=user, limit=200,
+                                                      statuses=tuple(MemoryStatus))).items
+        olds = [r for r in everything if old in r.content]
+        news = [r for r in everything if new in r.content and ("搬" in r.content or "moved" in r.content)]
+        assert olds and all(r.status is MemoryStatus.SUPERSEDED for r in olds), [(r.content, r.status) for r in olds]
+        assert news and all(r.status is MemoryStatus.ACTIVE for r in news)
+        top = engine.search(user, query).results
+        assert top and new in top[0].content and not any(old in r.content for r in top)
+    alice = engine.list_memories(MemoryQuery(user_id="demo:alice", limit=200)).items
+    flying = min(r.created_at for r in alice if "flying to Lisbon" in r.content)
+    back = min(r.created_at for r in alice if "Back from Lisbon" in r.content)
+    assert flying < back

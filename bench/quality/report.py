@@ -64,6 +64,24 @@ def madial_table(section: dict[str, Any], floors: dict[str, dict[str, float]] | 
     return "\n".join(lines)
 
 
+def halves_table(results: dict[str, Any]) -> str:
+    """The main measure of each dataset per fixed half (``bench.quality.datasets.TUNE_USERS``)."""
+    lines = ["| dataset | method | measure | tune (n) | validate (n) |", "|---|---|---|---|---|"]
+    for key, section in results.items():
+        if key == "meta":
+            continue
+        for method, s in section.items():
+            if key.startswith("locomo"):
+                t, v = s.get("cat1-4|tune") or {}, s.get("cat1-4|validate") or {}
+                if t or v:
+                    lines.append(f"| {key} | {method} | cat1-4 recall@10 | {_f(t.get('recall@10'))} ({int(t.get('n', 0))}) | "
+                                 f"{_f(v.get('recall@10'))} ({int(v.get('n', 0))}) |")
+            elif "recall@5|tune" in s or "recall@5|validate" in s:
+                cells = [f"{_f(s.get(f'recall@5|{h}'))} ({int(s.get(f'n|{h}', 0))})" for h in ("tune", "validate")]
+                lines.append(f"| {key} | {method} | recall@5 | {cells[0]} | {cells[1]} |")
+    return "\n".join(lines)
+
+
 def targets_table(results: dict[str, Any]) -> str:
     lines = ["| target | measured | goal | met |", "|---|---|---|---|"]
     for name, ((dataset, method, group, metric), goal) in TARGETS.items():
@@ -87,6 +105,9 @@ def markdown(results: dict[str, Any]) -> str:
         parts.append(f"### {key}\n")
         parts.append(locomo_table(section, floors) if key.startswith("locomo") else madial_table(section, floors))
         parts.append("")
+    parts.append("### tune / validate halves (settings are chosen on tune; validate is the figure of record)\n")
+    parts.append(halves_table(results))
+    parts.append("")
     parts.append("### targets (method `full`)\n")
     parts.append(targets_table(results))
     meta = results.get("meta", {})

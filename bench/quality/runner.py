@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
-from bench.quality.datasets import Corpus, Query
+from bench.quality.datasets import Corpus, Query, half_of
 from bench.quality.metrics import all_hit_at, mean, ndcg_at, parse_dia_ids, recall_at
 from memory_core import MemoryEngine, RetrievalOptions, Settings, open_memory
 from memory_core.context_block import build_context_block
@@ -143,14 +143,20 @@ def _expired_gold(engine: MemoryEngine, corpus: Corpus, results: Sequence) -> tu
 
 
 def locomo_scores(run: MethodRun, queries: Sequence[Query]) -> dict[str, dict[str, float]]:
+    """Per category, and the headline cat1-4 per fixed half ("cat1-4|tune", "cat1-4|validate":
+    settings are chosen on the tune half; the validate half is the figure of record)."""
     groups: dict[str, list[int]] = {}
     for i, q in enumerate(queries):
         groups.setdefault(q.group, []).append(i)
         if q.group != "adversarial":
             groups.setdefault("cat1-4", []).append(i)
+            groups.setdefault(f"cat1-4|{half_of(q.user_id)}", []).append(i)
     out: dict[str, dict[str, float]] = {}
-    for name in ("cat1-4", "multi-hop", "temporal", "open-domain", "single-hop", "adversarial"):
+    for name in ("cat1-4", "multi-hop", "temporal", "open-domain", "single-hop", "adversarial",
+                 "cat1-4|tune", "cat1-4|validate"):
         idx = groups.get(name, [])
+        if "|" in name and not idx:
+            continue  # a slice holding one half only
         out[name] = {
             "recall@5": mean([recall_at(run.rankings[i], queries[i].gold, 5) for i in idx]),
             "recall@10": mean([recall_at(run.rankings[i], queries[i].gold, 10) for i in idx]),
@@ -163,11 +169,20 @@ def locomo_scores(run: MethodRun, queries: Sequence[Query]) -> dict[str, dict[st
 
 
 def madial_scores(run: MethodRun, queries: Sequence[Query]) -> dict[str, float]:
+    """The whole set, and recall@5 / ndcg@5 per fixed half ("recall@5|validate", ...)."""
     n = range(len(queries))
-    return {
+    out = {
         "recall@1": mean([recall_at(run.rankings[i], queries[i].gold, 1) for i in n]),
         "recall@3": mean([recall_at(run.rankings[i], queries[i].gold, 3) for i in n]),
         "recall@5": mean([recall_at(run.rankings[i], queries[i].gold, 5) for i in n]),
         "ndcg@5": mean([ndcg_at(run.rankings[i], queries[i].gold, 5) for i in n]),
         "n": float(len(queries)),
     }
+    for half in ("tune", "validate"):
+        idx = [i for i in n if half_of(queries[i].user_id) == half]
+        if not idx:
+            continue
+        out[f"recall@5|{half}"] = mean([recall_at(run.rankings[i], queries[i].gold, 5) for i in idx])
+        out[f"ndcg@5|{half}"] = mean([ndcg_at(run.rankings[i], queries[i].gold, 5) for i in idx])
+        out[f"n|{half}"] = float(len(idx))
+    return out

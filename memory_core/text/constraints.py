@@ -33,7 +33,10 @@ _DIET = re.compile(
     r"\bvegetarian\b|\bvegan\b|\bpescatarian\b|\bhalal\b|\bkosher\b|\bgluten[- ]free\b|\bdairy[- ]free\b|"
     r"\bno (?:pork|beef|meat|alcohol|dairy|gluten|sugar|caffeine|coffee|salt|red meat|shellfish|nuts)\b|\bketo\b|"
     r"\bsober\b|\bdon'?t drink(?: alcohol)?\b|不能(?:喝|吃)|不喝咖啡|不碰|"
-    r"\bI (?:don'?t|do not|never|no longer|can'?t|cannot) (?:eat|have|touch) (?!much\b|a lot\b|breakfast\b|lunch\b|dinner\b)\w+", _I)
+    r"\bI (?:don'?t|do not|never|no longer|can'?t|cannot) (?:eat|touch) (?!much\b|a lot\b|breakfast\b|lunch\b|dinner\b)\w+|"
+    # "have" only with a food: "I don't have a driver's license" is no diet
+    r"\bI (?:don'?t|do not|never|no longer|can'?t|cannot) have (?:any )?(?:dairy|gluten|meat|pork|beef|sugar|caffeine|"
+    r"alcohol|nuts|shellfish|eggs|milk|cheese|wheat|soy|carbs|bread|rice|pasta|sweets|spicy food)\b", _I)
 _DISLIKE = re.compile(r"讨厌|受不了|不喜欢|最怕|恶心|\bI (?:really |absolutely |just |truly )?(?:hate|can'?t stand|despise|"
                       r"loathe|dislike)\b|\bI (?:really )?(?:don'?t|do not) (?:like|enjoy|want)\b|\bgross(?:es)? me out\b|"
                       r"\bmakes me (?:gag|sick)\b|\btastes? like soap\b|\bterrified of\b|\bscared of\b|\bafraid of\b|怕", _I)
@@ -51,6 +54,7 @@ _TOPICS: dict[str, re.Pattern[str]] = {
     "food": re.compile(
         r"吃|饭|餐|菜|食|零食|小吃|点心|甜点|蛋糕|早餐|午餐|晚餐|夜宵|外卖|菜谱|食谱|做饭|下厨|烘焙|烤|餐厅|饭店|馆子|火锅|烧烤|"
         r"芒果|花生|坚果|海鲜|虾|蟹|鱼|肉|牛|猪|鸡|蛋|奶|乳|麸质|小麦|大豆|香菜|辣|素|清真|葱|姜|蒜|"
+        r"做菜|炒|炖|煮|蒸|凉拌|拌|煎|汤|粥|面条|饺子|黄瓜|番茄|西红柿|土豆|豆腐|"
         r"\b(?:eat|eating|food|foods|meal|meals|dinner|lunch|breakfast|brunch|snack|snacks|dessert|cake|cookie|"
         r"recipe|recipes|cook|cooking|bake|baking|restaurant|restaurants|dish|dishes|menu|takeout|takeaway|"
         r"cuisine|barbecue|bbq|grill|potluck|picnic|party|treat|treats|mango|peanut|peanuts|nut|nuts|shellfish|"
@@ -71,6 +75,10 @@ _TOPICS: dict[str, re.Pattern[str]] = {
         r"\b(?:activity|activities|weekend|hike|hiking|swim|swimming|run|running|gym|workout|exercise|sport|sports|"
         r"trip|travel|travelling|traveling|vacation|holiday|hotel|flight|flights|book|booking|itinerary|plan|"
         r"date|gift|gifts|present|movie|movies|outing|visit|tour)\b", _I),
+    "animals": re.compile(
+        r"宠物|狗|猫|兔|仓鼠|鹦鹉|动物|养只|领养|"
+        r"\b(?:pet|pets|dog|dogs|puppy|puppies|cat|cats|kitten|kittens|rabbit|hamster|parrot|animal|animals|"
+        r"zoo|farm|adopt|adoption)\b", _I),
     "contact": re.compile(
         r"打电话|电话|短信|消息|联系|提醒|叫醒|称呼|叫我|早上|晚上|"
         r"\b(?:call|calls|calling|phone|text|texts|message|messages|email|emails|remind|reminder|wake|contact|"
@@ -79,7 +87,7 @@ _TOPICS: dict[str, re.Pattern[str]] = {
 # Words that make a request (and not only a question about the user).
 _REQUEST_WORDS = re.compile(
     r"推荐|建议|安排|计划|准备|做什么|吃什么|喝什么|玩什么|去哪|买什么|送什么|带什么|点什么|怎么做|有什么好|来点|想吃|想喝|"
-    r"可以吃|能吃|能不能吃|可不可以吃|可以喝|能喝|订|帮我|给我|菜谱|食谱|"
+    r"可以吃|能吃|能不能吃|可不可以吃|可以喝|能喝|订|帮我|给我|菜谱|食谱|教我|养什么|"
     r"\b(?:recommend|suggest|suggestion|suggestions|idea|ideas|plan|planning|book|order|make|cook|bake|bring|buy|"
     r"get|pick|choose|what should|what can|what could|should i|can i|could i|is it ok|is it safe|safe for me|"
     r"any good|good place|where to|what to|recipe|menu|invite|host|take me|treat)\b", _I)

@@ -32,7 +32,8 @@ NEGATION_RE = re.compile(
     r"不|没|别|未|无|非|\bnot\b|n't|\bnever\b|\bno\b|\bnone\b|\bno longer\b|\bquit\b|\bstopped\b", _I)
 # Words with a negation character that negate nothing: "不错" is "good", "没事" "it's fine".
 NEGATION_IDIOMS_RE = re.compile(r"不错|不客气|不好意思|没事|没关系|不用谢|没问题|不过|不一定|差不多|不少|不久|不然|"
-                                r"要不|无论|无聊|非常|并非不|不得不|\bno problem\b|\bnot bad\b|\bno worries\b", _I)
+                                r"要不|无论|无聊|非常|并非不|不得不|雷打不动|风雨无阻|不管|不停|忍不住|"
+                                r"\bno problem\b|\bnot bad\b|\bno worries\b", _I)
 
 
 def negations(text: str) -> int:
@@ -48,7 +49,9 @@ _EN_NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": 
                          "twice": "2", "once": "1", "both": "2", "couple": "2", "single": "1"})
 _ZH_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
 _ZH_NUMBER = re.compile(r"[零〇一二两三四五六七八九十百千]+(?=[个只岁条位口年月天周次件本台辆套间楼层号点分块元万斤公里米克人名])")
-_CODE = re.compile(r"(?<![A-Za-z\d])(?=[\w\-]*[A-Za-z])(?=[\w\-]*\d)[A-Za-z\d][\w\-]*[A-Za-z\d]|"
+_CODE = re.compile(r"\b(?:UTC|GMT)\s?[+-]\s?\d{1,2}(?::\d\d)?(?!\d)|"  # a time zone: UTC+3 and UTC-3 differ
+                   # a code, with a capital group after it that belongs to it (plates, postcodes: KJ21 XPT, SW1A 1AA)
+                   r"(?<![A-Za-z\d])(?=[\w\-]*[A-Za-z])(?=[\w\-]*\d)[A-Za-z\d][\w\-]*[A-Za-z\d](?:\s[A-Z\d]{2,4}(?![\w]))?|"
                    r"[\u4e00-\u9fff][A-Z][A-Z\d]{3,}")
 _NUMBER = re.compile(r"(?<![A-Za-z\d.])[+-]?\d+(?:[.,]\d+)?(?:\s?(?:mg|ml|g|kg|lbs?|km|cm|mm|m|mi|miles|%|°c|°f|"
                      r"years?|yrs?|months?|weeks?|days?|hours?|hrs?|minutes?|mins?|am|pm|"
@@ -61,6 +64,7 @@ _DAYS = re.compile(r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sund
                    r"\d{1,2}月", _I)
 _CORRECTION_MARKER = re.compile(
     r"\bsorry\b(?=[^.!?]{0,25}\b(?:meant|mean|typo|wrong|mistake|i said|it'?s|its|not)\b)|"
+    r"^\W*sorry\W+(?=[^\s.!?]*\d)|"  # "Sorry, UTC-3!!": a bare value right after the apology
     r"\b(?:i meant|i mean|correction|actually|my mistake|typo|not \S+ but|wrong|rather)\b|"
     r"\b(?:mixed (?:it |them )?up|had it wrong|got it wrong|had (?:the|it) \w+ wrong|swapped|typo'?d|misspel\w*|wait,? no)\b|"
     r"说错了|打错了|写错了|记错了|记反|看错|搞错|弄错|更正|纠正|其实是|其实|应该是|不是[^，。]{1,12}而?是|改一下|改成|我是说|不对", _I)
@@ -140,10 +144,17 @@ def same_values(a: str, b: str) -> bool:
             and sa.persons == sb.persons and sa.polarity == sb.polarity)
 
 
+# Words capitalised only because they open a sentence: no name ("Yeah, I still run ...").
+_INTERJECTIONS = frozenset("yeah yes yep yup no nope oh ok okay well hey hi hello wow haha lol sure so "
+                           "anyway honestly actually also still".split())
+
+
 def _entity_keys(text: str) -> set[str]:
     keys = set()
     for entity in extract_entities(text):
         low = entity.lower()
+        if low in _INTERJECTIONS:
+            continue
         keys.add(" ".join(stem(w) for w in low.split()) if low.isascii() else low)
     return keys
 
@@ -299,7 +310,9 @@ def twin_values(newer: str, older: str, words: bool = True) -> bool:
     digit, letter or character off ("4821" -> "4827", "BA287" -> "BA278", "Hanson" -> "Hansen",
     "张丽" -> "张莉"). Only values of two characters or more count: "2 cats" -> "3 cats" may be news.
     ``words=False`` leaves out words without a digit ("左眼" / "右眼" are two eyes, not a slip)."""
-    old_tokens, new_tokens = _value_tokens(older), _value_tokens(newer)
+    # Codes as a whole too ("KJ21 XPT" -> "KJ21 XPF", "UTC+3" -> "UTC-3"), lower-cased.
+    old_tokens = {t.lower() for t in _value_tokens(older)} | signature(older).codes
+    new_tokens = {t.lower() for t in _value_tokens(newer)} | signature(newer).codes
     gone, came = old_tokens - new_tokens, new_tokens - old_tokens
     for o in gone:
         for n in came:

@@ -19,16 +19,19 @@ _SAFETY_RE = re.compile(
     r"过敏|哮喘|糖尿病|高血压|低血糖|心脏病|癫痫|抑郁症|癌症|胰岛素|青霉素|药物|吃药|服药|用药|处方|急救|肾上腺素|"
     r"怀孕|孕期|休克|乳糖不耐|紧急联系人|透析|心脏支架|"
     r"allerg|asthma|diabet|epi-?pen|anaphyla|epilep|insulin|penicillin|medication|prescri|blood pressure|"
-    r"heart condition|seizure|pregnan|inhaler|celiac|coeliac|lactose intoleran|emergency contact|dialysis",
+    r"heart condition|seizure|pregnan|inhaler|celiac|coeliac|lactose intoleran|emergency contact|dialysis|"
+    r"降压药|药片|停药|\bmetformin\b|\bstatins?\b|\bmeds\b|\bmedicines?\b|\b\d+ ?mg\b",
     _I,
 )
 _ADDRESS_RE = re.compile(
     r"住在|住址|地址|搬到|搬家|家在|\blive[sd]? in\b|\bliving in\b|\bmoved to\b|\baddress\b|\bhome is in\b", _I)
 _CONTACT_RE = re.compile(
-    r"\[(?:PHONE|EMAIL|ID_NUMBER|BANK_CARD)\]|电话|手机号|手机号码|邮箱|微信号|\bphone\b|\be-?mail\b|\bmobile number\b", _I)
+    r"\[(?:PHONE|EMAIL|ID_NUMBER|BANK_CARD)\]|电话|手机号|手机号码|号码|邮箱|微信号|\bphone\b|\be-?mail\b|\bmobile number\b|"
+    r"'s number\b|\bmy number\b", _I)
 _BIRTHDAY_RE = re.compile(r"生日|出生|\bbirthday\b|\bborn (?:on|in)\b", _I)
 _FAMILY_RE = re.compile(
     r"妈妈|母亲|爸爸|父亲|老婆|妻子|老公|丈夫|女儿|儿子|孩子|哥哥|姐姐|弟弟|妹妹|爷爷|奶奶|外公|外婆|家人|全家|一家人|女朋友|男朋友|"
+    r"单身|结婚|离婚|对象|\bmarried\b|\b(?:I'm|I am|still|am) single\b|\bdivorced?\b|\bwidowed\b|"
     r"\b(?:wife|husband|son|daughter|mother|father|mom|mum|dad|kids?|children|sister|brother|grandma|grandpa|"
     r"grandmother|grandfather|girlfriend|boyfriend|fianc[ée]e?|partner|family)\b",
     _I,

@@ -32,7 +32,7 @@ from memory_core.llm.offline.importance import (
     asked_question,
 )
 from memory_core.text.expansion import slots_asked
-from memory_core.llm.offline.updates import changes, flips, one_fact, restates, specific_words, topics_of
+from memory_core.llm.offline.updates import changes, ends_a_state, flips, one_fact, restates, specific_words, topics_of
 from memory_core.text.facts import corrects, negations, says_change, says_correction, signature, twin_values
 from memory_core.text.intent import is_question
 from memory_core.text.keywords import stem
@@ -381,7 +381,7 @@ def supersedes_text(newer: str, older: str) -> bool:
         return True
     if flips(newer, older, marked=explicit or changed) and (lasting or explicit or changed):
         return True
-    if changes(newer, older):
+    if changes(newer, older) or ends_a_state(newer, older):
         return True
     return f_old.lasting and f_new.lasting and restates(newer, older)
 

@@ -27,14 +27,24 @@ from pathlib import Path
 from memory_core.text.chunking import split_sentences
 from memory_core.text.entities import extract_entities
 from memory_core.text.facts import content_tokens, negations, says_change, signature, statement_words
+from memory_core.text.constraints import constraint_kind
 from memory_core.text.keywords import stem
-from memory_core.text.lang import has_cjk, jieba_pos_tokenizer
+from memory_core.text.lang import has_cjk, jieba_pos_tokenizer, jieba_tokenizer
 from memory_core.text.subject import PERSON_NOUNS_EN, PERSON_NOUNS_ZH
 from memory_core.text.similarity import normalize_for_compare
 
 _I = re.IGNORECASE
 TOPICS_FILE = Path(__file__).with_name("topics.json")
-_ADDITIVE = re.compile(r"\b(?:also|too|as well|another|second|in addition|additionally|both)\b|也|还有|另外|又多了|都", _I)
+_ADDITIVE = re.compile(r"\b(?:also|too|as well|another|second|in addition|additionally|both)\b", _I)
+_ADDITIVE_ZH = frozenset({"也", "还有", "另外", "又多了"})
+
+
+def _adds(text: str) -> bool:
+    """The text adds a value rather than replacing one ("I also have a cat", 我也养了狗). Chinese
+    is judged on jieba's words: 也 in 也门 is part of a name. (都, "all", marks no addition: "机票酒店都订好了".)"""
+    if _ADDITIVE.search(text):
+        return True
+    return has_cjk(text) and any(w in _ADDITIVE_ZH for w in jieba_tokenizer().lcut(text))
 # Words too common to tie two statements to one fact.
 _GENERIC = frozenset("""wow awesome amazing great cool nice glad happy sorry thank thanks hey hi hello yeah yes
     super totally definitely sound sounds seem seems fun lol haha omg congrat congrats
@@ -83,7 +93,7 @@ def one_fact(text: str, sentences: int, words: int) -> bool:
 def changes(newer: str, older: str) -> bool:
     """``newer`` announces a change of a single-valued topic ``older`` states (see the module
     docstring); the caller has checked both are about the same person."""
-    if not says_change(newer) or _ADDITIVE.search(newer):
+    if not says_change(newer) or _adds(newer):
         return False
     if not topics_of(newer) & topics_of(older):
         return False
@@ -92,13 +102,18 @@ def changes(newer: str, older: str) -> bool:
     new_words, old_words = specific_words(stated), specific_words(older)
     if not new_words - old_words:
         return False  # nothing new named: a continuation or a repeat
-    if _entities(stated) & _entities(older):
-        return False  # the same Japan trip, the same Biscuit: more about it, not a new value
+    if _entities(stated) & _entities(older) and not _REPLACES.search(newer):
+        # the same Japan trip, the same Biscuit: more about it, not a new value (unless the
+        # newer one says it replaces: "国庆改去新疆了" after "国庆打算去云南")
+        return False
     sn, so = signature(stated), signature(older)
     # The older value must be gone from the newer statement: a word or a value it does not repeat.
     return bool((old_words - new_words) or (so.values() - sn.values()))
 
 
+# Words that say a value was swapped for another, not merely that time passed ("now", "new").
+_REPLACES = re.compile(r"改去|改成|改到|换成|换到|改为|换了|\binstead\b|\bswitched to\b|\bchanged (?:it )?to\b|"
+                       r"\bno longer\b|\bnot any ?more\b", _I)
 _FROM_OLD = re.compile(r"\bfrom\s+(?:\w+\s+){0,3}?(?=to\b)|\b(?:left|leaving|quit)\s+\w+(?:\s+\w+)?|离开了?[^，。,]{1,8}|"
                        r"从[^，。,]{1,8}(?:搬|换|转|调)|不在[^，。,]{1,8}(?:了)", _I)
 
@@ -167,6 +182,57 @@ def _names_a_value(word: str) -> bool:
         return word in _VALUE_WORDS_EN
     tags = [pair.flag for pair in jieba_pos_tokenizer().lcut(word)]
     return bool(tags) and all(t[:1] in ("n", "a") or t == "eng" for t in tags)
+
+
+STATES_FILE = Path(__file__).with_name("states.json")
+# A state ends ("药已经停了", "quit", "no longer") without a negation word.
+_STOPPED = re.compile(r"停了|停药|戒了|不再|放弃了|\bstopped\b|\bquit\b|\bgave up\b|\bno longer\b|\bnot any ?more\b|"
+                      r"\banymore\b", _I)
+
+
+_DIED = re.compile(r"\bpassed away\b|\bdied\b|\bput (?:him|her|it) down\b|\bwas put down\b|去世|过世|离世|走了", _I)
+_HAS = re.compile(r"\b(?:have|has|got|own|owns|adopted)\b|养|有", _I)
+
+
+@lru_cache(maxsize=1)
+def _states() -> dict[str, re.Pattern[str]]:
+    data = json.loads(STATES_FILE.read_text(encoding="utf-8"))
+    return {name: re.compile("|".join(sorted((re.escape(w) if not w.isascii() else rf"\b{re.escape(w)}\b"
+                                              for w in words), key=len, reverse=True)), _I)
+            for name, words in data.items() if not name.startswith("_")}
+
+
+def _states_of(text: str) -> frozenset[str]:
+    return frozenset(name for name, pattern in _states().items() if pattern.search(text))
+
+
+def _without(text: str) -> bool:
+    """The text says its subject has none of it, or stopped ("I don't take any", "没有孩子",
+    "现在完全不跑了", "药已经停了")."""
+    body = statement_words(text)
+    return negations(body) > 0 or _STOPPED.search(body) is not None
+
+
+def ends_a_state(newer: str, older: str) -> bool:
+    """``newer`` ends a state ``older`` states (``states.json``): one says the speaker has none
+    of a thing or does not do it and the other, later, that they do now, or the reverse. The
+    newer must mark the change ("now", "started", "stopped", 了) unless it has the thing where
+    the older had none (having a child or a prescription is news by itself)."""
+    if not (_states_a_fact(newer) and _states_a_fact(older)):
+        return False
+    if constraint_kind(older) is not None:
+        # An allergy, a diet, a medical condition is lifted only when said so ("not allergic
+        # after all": ``flips``), never by a mention of the thing ("要去给领导敬酒").
+        return False
+    shared = _states_of(statement_words(newer)) & _states_of(statement_words(older))
+    if not shared and _DIED.search(newer) and _HAS.search(older) and _entities(newer) & _entities(older):
+        return True  # "Biscuit passed away" ends "We have a beagle named Biscuit"
+    if not shared or _adds(newer):
+        return False
+    had_none, has_none = _without(older), _without(newer)
+    if had_none == has_none:
+        return False
+    return had_none or says_change(newer) or _STOPPED.search(newer) is not None
 
 
 def restates(newer: str, older: str) -> bool:
