@@ -21,7 +21,6 @@ from services.auth import (
     oidc_principal,
 )
 from services.demo_data import demo_user_choices
-from services.safe_text import md_escape
 from services.settings import AppSettings
 
 if TYPE_CHECKING:
@@ -257,10 +256,12 @@ def database_or_stop(engine: "MemoryEngine") -> None:
 
 
 def link_home(label: str) -> None:
-    """A link to the landing page (``ui.nav``); a plain hint when this page runs without it."""
-    from ui import nav
-
-    nav.link("home", label, "🔑")
+    """A link to the landing page; a plain hint when this page runs without it (AppTest runs a
+    page as its own entrypoint, where Streamlit knows no ``app.py``)."""
+    try:
+        st.page_link("app.py", label=label, icon="🔑")
+    except Exception:
+        st.markdown(f"🔑 {label}: open the home page.")
 
 
 def sidebar_identity(principal: Principal | None) -> None:
@@ -272,7 +273,7 @@ def sidebar_identity(principal: Principal | None) -> None:
             return
         label = {"staff": "support staff", "analyst": "analyst", "user": "user"}[principal.role]
         demo = " · demo" if principal.via == "demo" else ""
-        st.markdown(f"**{md_escape(principal.display_name)}**  \n{label}{demo}")  # a name from SSO: as text
+        st.markdown(f"**{principal.display_name}**  \n{label}{demo}")
         if st.button("Sign out", key="sign_out"):
             sign_out()
             st.rerun()
