@@ -526,8 +526,10 @@ def test_chat_shows_what_the_user_typed_as_text(app_env: dict[str, str]) -> None
     (DEMO_ZHANG, "成都", "西湖区", "忘掉"),
 ])
 def test_guided_demo_plays_each_step_in_the_chat(app_env: dict[str, str], principal, city: str,  # type: ignore[no-untyped-def]
-                                                 old_place: str, forgotten: str) -> None:
+                                                 old_place: str, forgotten: str, monkeypatch: pytest.MonkeyPatch,
+                                                 tmp_path: Path) -> None:
     """Demo mode's "try this" panel: each button sends its messages and the promised outcome shows."""
+    monkeypatch.setenv("ACCOUNTS_FILE", str(tmp_path / "no-accounts.json"))  # demo identities need none
     seed_demo(runtime.get_engine(), [principal.user_id])
     at = _run(CHAT, principal)
     _no_exceptions(at)
@@ -652,8 +654,10 @@ def test_home_demo_counts_refresh_after_loading(app_env: dict[str, str], monkeyp
     assert "no memories yet" not in counts and "memories stored" in counts, counts
 
 
-def test_analytics_cache_hit_rate_counts_the_hits(app_env: dict[str, str]) -> None:
+def test_analytics_cache_hit_rate_counts_the_hits(app_env: dict[str, str], monkeypatch: pytest.MonkeyPatch,
+                                                  tmp_path: Path) -> None:
     """The rate read 0% after hits: two repeats of a question in new sessions are two hits of three."""
+    monkeypatch.setenv("ACCOUNTS_FILE", str(tmp_path / "no-accounts.json"))  # demo identities need none
     engine = runtime.get_engine()
     seed_demo(engine, ["demo:alice"])
     engine.flush()

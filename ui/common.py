@@ -21,6 +21,7 @@ from services.auth import (
     oidc_principal,
 )
 from services.demo_data import demo_user_choices
+from services.safe_text import md_escape
 from services.settings import AppSettings
 
 if TYPE_CHECKING:
@@ -273,7 +274,7 @@ def sidebar_identity(principal: Principal | None) -> None:
             return
         label = {"staff": "support staff", "analyst": "analyst", "user": "user"}[principal.role]
         demo = " · demo" if principal.via == "demo" else ""
-        st.markdown(f"**{principal.display_name}**  \n{label}{demo}")
+        st.markdown(f"**{md_escape(principal.display_name)}**  \n{label}{demo}")  # a name from SSO: as text
         if st.button("Sign out", key="sign_out"):
             sign_out()
             st.rerun()
