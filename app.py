@@ -45,6 +45,8 @@ with left:
             st.page_link("pages/3_📊_Analytics.py", label="Analytics", icon="📊")
     if demo:
         st.subheader("Demo data")
+        if st.session_state.get("home_seeded"):  # said after the rerun that refreshed the counts below
+            st.success(st.session_state.pop("home_seeded"))
         existing = dict(engine.users())
         for user in DEMO_USERS.values():
             count = existing.get(user.user_id, 0)
@@ -55,7 +57,9 @@ with left:
             reports = seed_demo(engine, progress=lambda done, total: bar.progress(done / total))
             written = sum(r.written for r in reports)
             skipped = [r.user_id for r in reports if r.skipped]
-            st.success(f"Loaded {written} memories." + (f" Already loaded: {', '.join(skipped)}." if skipped else ""))
+            st.session_state["home_seeded"] = (f"Loaded {written} memories." +
+                                               (f" Already loaded: {', '.join(skipped)}." if skipped else ""))
+            st.rerun()  # the counts above were read before the load
 
 with right:
     st.subheader("Status")

@@ -6,10 +6,8 @@ database is down is shown back to the user with the reason, kept in the session 
 to copy or resend, instead of a traceback."""
 from __future__ import annotations
 
-from concurrent.futures import Future
 from typing import Any
 
-import pandas as pd
 import streamlit as st
 
 from memory_core.errors import ValidationError
@@ -18,14 +16,14 @@ from services.chat import (
     ChatService,
     DatabaseUnavailable,
     PreparedTurn,
-    Remembered,
-    TurnInfo,
     display_markdown,
     is_forget_request,
     new_session_id,
 )
 from services.demo_data import DEMO_USERS, seed_demo
-from services.safe_text import md_escape
+from services.guided_demo import DemoStep, steps_for
+from services.safe_text import md_escape, md_text
+from ui.chat_view import NOTICE_SESSION, guided_demo, memory_notice, render_info
 from ui.common import engine_or_stop, friendly_errors, require_principal
 
 st.set_page_config(page_title="Chat · Long-term memory", page_icon="💬", layout="wide")
@@ -68,7 +66,7 @@ with st.sidebar:
         st.warning(f"Past sessions cannot be listed: {exc}")
     for row in past_sessions:
         current = row["session_id"] == state["chat_session"]
-        label = f"{'▶ ' if current else ''}{row['title']}"
+        label = f"{'▶ ' if current else ''}{md_escape(row['title'])}"  # the user's first message: as text
         if st.button(label, key=f"chat_open_{row['session_id']}", width="stretch",
                      help=f"{row['messages']} messages · last {row['last_at']:%Y-%m-%d %H:%M}"):
             open_session(row["session_id"])
@@ -77,11 +75,12 @@ with st.sidebar:
 session_id: str = state["chat_session"]
 history = turns.setdefault(session_id, [])
 
+offline = bool(getattr(engine.llm, "offline", False))
 st.title("💬 Chat")
-if getattr(engine.llm, "offline", False):
+if offline:
     st.caption("📴 **Offline mode**: no language model is configured, so replies are composed directly from "
                "your memories.")
-st.caption(f"Session `{session_id}` · memories of **{principal.user_id}**")
+st.caption(f"Session `{session_id}` · memories of **{md_escape(principal.user_id)}**")
 if state.get("chat_notice"):
     st.error(state.pop("chat_notice"))
 
@@ -93,8 +92,9 @@ def _has_memories() -> bool:
         return True  # no demo offer while the database is down: seeding would fail too
 
 
-demo_user = DEMO_USERS.get(principal.user_id)
-if principal.via == "demo" and demo_user is not None and not _has_memories():
+demo_user = DEMO_USERS.get(principal.user_id) if principal.via == "demo" else None
+demo_loaded = demo_user is None or _has_memories()
+if demo_user is not None and not demo_loaded:
     st.info(f"🧪 Demo: {demo_user.display_name} has no memories yet.")
     if st.button(f"Load {demo_user.display_name}'s demo history", key="chat_seed"):
         with st.spinner("Writing demo memories…"):
@@ -102,77 +102,38 @@ if principal.via == "demo" and demo_user is not None and not _has_memories():
         st.rerun()
 
 
-# ---- what was remembered from the last message ------------------------------------------------------
-def render_memory_notice() -> None:
-    pending: Future[Remembered] | None = state.get("chat_pending")
-    if pending is not None:
-        if not pending.done():
-            st.caption("⏳ Remembering your last message…")
-            return
-        state["chat_last_remembered"] = pending.result()
-        state["chat_pending"] = None
-        st.rerun(scope="app")
-    remembered: Remembered | None = state.get("chat_last_remembered")
-    if remembered is None:
-        return
-    if remembered.error:
-        st.warning(f"Your last message could not be remembered: {remembered.error}")
-    elif remembered.created:
-        shown = md_escape("; ".join(c[:80] for c in remembered.created_contents))
-        cols = st.columns([8, 1])
-        replaced = md_escape("; ".join(c[:80] for c in remembered.replaced_contents))
-        cols[0].success(f"🧠 Remembered: {shown}" + (f" — this replaces what you said before: {replaced}"
-                                                       if replaced else ""), icon="💾")
-        if cols[1].button("Undo", key="chat_undo", help="Delete what was just remembered"):
-            try:
-                deleted = chat.forget(principal, remembered)
-            except DatabaseUnavailable as exc:  # kept: the Undo can be tried again
-                st.error(f"Nothing was undone: {exc}")
-                return
-            state["chat_last_remembered"] = None
-            st.toast(f"Forgot {len(deleted)} memory item(s).")
-            st.rerun(scope="app")
-    elif remembered.deduplicated:
-        st.caption("🧠 Already known — nothing new was stored.")
-    elif remembered.skipped:
-        st.caption(f"🧠 Nothing stored: {remembered.skipped}.")
+def start_step(step: DemoStep) -> None:
+    """A guided-demo button: its messages are sent on the next run (in a new session if asked)."""
+    if step.new_session:
+        state["chat_session"] = new_session_id()
+    state["chat_guided"] = step.key
+    state["chat_guided_open"] = True  # the panel stays open for the next step
+    st.rerun()
 
 
-pending_now = state.get("chat_pending") is not None
-st.fragment(run_every=1.0 if pending_now else None)(render_memory_notice)()
+demo_steps = steps_for(demo_user.language) if demo_user is not None else ()
+if demo_steps:
+    guided_demo(demo_steps, demo_user.language, expanded=not history or bool(state.get("chat_guided_open")),
+                history_loaded=demo_loaded, start=start_step)
+
+
+def show(role: str, content: str) -> None:
+    """A message as text: the user's words, and replies composed from them offline, are never
+    Markdown (a model's reply may use it)."""
+    st.markdown(md_text(content) if role == "user" or offline else display_markdown(content))
 
 
 # ---- the conversation ----------------------------------------------------------------------------------
-def render_info(info: TurnInfo) -> None:
-    """The expander under a reply: the memories used, their dates and score parts, the timing."""
-    title = f"🧠 {len(info.used)} memories used · retrieval {info.retrieval_ms:.0f} ms"
-    with st.expander(title, expanded=False):
-        if info.degraded:
-            st.warning("Degraded: the vector store was unavailable, so memories were found by keyword search "
-                       "only. " + " ".join(info.notices))
-        elif info.notices:
-            st.caption(" ".join(info.notices))
-        if info.constraints:
-            st.caption("Constraints applied to this reply:")
-            st.table(pd.DataFrame([{"date": c.created_at.strftime("%Y-%m-%d"), "constraint": c.content}
-                                   for c in info.constraints]), hide_index=True)
-        if info.used:
-            st.table(pd.DataFrame([{
-                "date": u.created_at.strftime("%Y-%m-%d"), "memory": u.content, "score": f"{u.score:.3f}",
-                "relevance": f"{u.absolute:.2f}", "importance (1-5)": u.importance,
-                "recency": f"{u.recency:.3f}"} for u in info.used]), hide_index=True)
-        else:
-            st.caption(f"No stored memory was relevant enough to this message (threshold {info.min_relevance:.2f}).")
-        st.caption(f"Retrieval {info.retrieval_ms:.1f} ms · {'cache hit' if info.cache_hit else 'cache miss'} · "
-                   f"reranker: {info.reranker or 'none (fused hybrid ranking)'} · LLM: {info.llm_name}"
-                   f"{' (offline)' if info.llm_offline else ''}")
-
-
 for turn in history:
     with st.chat_message(turn["role"]):
-        st.markdown(display_markdown(turn["content"]))
+        show(turn["role"], turn["content"])
         if turn.get("info") is not None:
             render_info(turn["info"])
+
+# What the last message left in memory, right under the reply it belongs to.
+pending_now = state.get("chat_pending") is not None
+st.fragment(run_every=1.0 if pending_now else None)(memory_notice)(chat, principal, session_id)
+
 
 def keep_unsent(text: str, reason: str, resendable: bool) -> None:
     """What the user typed but could not be sent: shown with the reason until resent or dismissed."""
@@ -184,7 +145,7 @@ def keep_unsent(text: str, reason: str, resendable: bool) -> None:
 def take_turn(prompt: str) -> bool:
     """One turn; False when it could not be sent (the text is kept in ``chat_unsent``)."""
     with st.chat_message("user"):
-        st.markdown(prompt)
+        show("user", prompt)
     history.append({"role": "user", "content": prompt, "info": None})
     if is_forget_request(prompt):
         pending = state.get("chat_pending")
@@ -198,8 +159,9 @@ def take_turn(prompt: str) -> bool:
             keep_unsent(prompt, f"Your message was not sent: {exc}", resendable=True)
             return False
         state["chat_last_remembered"] = None
+        state["chat_unsent"] = None  # sent: an earlier "not sent" is stale now
         with st.chat_message("assistant"):
-            st.markdown(reply)
+            show("assistant", reply)
         history.append({"role": "assistant", "content": reply, "info": None})
         return True
     try:
@@ -210,9 +172,14 @@ def take_turn(prompt: str) -> bool:
     except DatabaseUnavailable as exc:
         keep_unsent(prompt, f"Your message was not sent: {exc}", resendable=True)
         return False
+    state["chat_unsent"] = None  # sent: an earlier "not sent" is stale now
     with st.chat_message("assistant"):
-        reply = st.write_stream(prepared.stream())
-        text = reply if isinstance(reply, str) else prepared.reply_text
+        if offline:  # composed from the user's words: streamed as text, recorded as composed
+            st.write_stream(md_text(chunk) for chunk in prepared.stream())
+            text = prepared.reply_text
+        else:
+            reply = st.write_stream(prepared.stream())
+            text = reply if isinstance(reply, str) else prepared.reply_text
         render_info(prepared.info)
     history.append({"role": "assistant", "content": text, "info": prepared.info})
     try:
@@ -222,13 +189,14 @@ def take_turn(prompt: str) -> bool:
     # Only now, after the reply is on screen, is the message handed to the write pipeline.
     state["chat_pending"] = chat.remember_async(prepared)
     state["chat_last_remembered"] = None
+    state[NOTICE_SESSION] = session_id
     return True
 
 
 unsent: dict[str, Any] | None = state.get("chat_unsent")
 resend: str | None = None
 if unsent:
-    st.error(unsent["reason"])
+    st.error(unsent["reason"])  # the app's own words: the typed text is in the code box below
     with st.expander("Your unsent message (copy it from here)", expanded=False):
         st.code(unsent["text"], language=None, wrap_lines=True)
     cols = st.columns([1, 1, 6])
@@ -243,6 +211,13 @@ prompt = st.chat_input("Tell me something about you, or ask a question…  (say 
 if resend is not None and not prompt:
     state["chat_unsent"] = None  # taken back; kept again below if it fails once more
     prompt = resend
+guided_key = state.pop("chat_guided", None)
+guided = next((step for step in demo_steps if step.key == guided_key), None)
 if prompt:
     take_turn(prompt)  # a message that could not be sent is kept, with its reason, for the next run
+    st.rerun()
+elif guided is not None:
+    for message in guided.messages:  # as if typed, one after the other
+        if not take_turn(message):
+            break
     st.rerun()

@@ -12,14 +12,16 @@ import streamlit as st
 from services import admin
 from services.safe_text import md_code, md_escape as md
 from services.safe_text import neutralise_frame
-from services.scheduler import JOB_LABELS
+from ui import admin_filters
 from ui.common import database_or_stop, engine_or_stop, friendly_errors, require_principal
+from ui.maintenance import maintenance_tab
 
 st.set_page_config(page_title="Admin · Long-term memory", page_icon="🛠️", layout="wide")
 friendly_errors()  # no traceback is ever shown: a reference id, and the traceback in the log
 principal = require_principal()
 if not principal.is_staff:
-    st.error("🚫 This page is for support staff only. You are signed in as an end user.")
+    role = {"analyst": "an analyst (Analytics is yours)", "user": "an end user"}.get(principal.role, principal.role)
+    st.error(f"🚫 This page is for support staff only. You are signed in as {role}.")
     st.stop()
 engine = engine_or_stop()
 database_or_stop(engine)
@@ -55,16 +57,17 @@ tab_browse, tab_users, tab_ops, tab_io = st.tabs(["Memories", "Users & merges", 
 with tab_browse:
     user_list = admin.users(principal, engine)
     user_options = [""] + [u for u, _ in user_list]
+    admin_filters.load(user_options, TYPES, STATUSES, list(SORTS))  # from the URL, once; defaults otherwise
     c1, c2, c3, c4 = st.columns([2, 2, 2, 2])
     user_filter = c1.selectbox("User", user_options, format_func=lambda u: u or "all users", key="admin_f_user")
     type_filter = c2.multiselect("Type", TYPES, key="admin_f_types")
-    status_filter = c3.multiselect("Status", STATUSES, default=["active"], key="admin_f_status")
-    imp_low, imp_high = c4.slider("Importance", 1, 5, (1, 5), key="admin_f_imp")
+    status_filter = c3.multiselect("Status", STATUSES, key="admin_f_status")
+    imp_low, imp_high = c4.slider("Importance", 1, 5, key="admin_f_imp")
     c5, c6, c7, c8 = st.columns([3, 2, 2, 1])
     text_filter = c5.text_input("Text contains", key="admin_f_text")
     dates = c6.date_input("Created between", value=(), key="admin_f_dates")
     sort_by = c7.selectbox("Sort by", list(SORTS), format_func=SORTS.get, key="admin_f_sort")
-    descending = c8.toggle("Newest/highest first", value=True, key="admin_f_desc")
+    descending = c8.toggle("Newest/highest first", key="admin_f_desc")
     page_size = 25
     page_no = int(state.get("admin_page", 0))
     created_from = admin.day_start(dates[0]) if len(dates) >= 1 else None
@@ -79,6 +82,7 @@ with tab_browse:
     if page_no >= pages:
         state["admin_page"] = page_no = 0
         page = admin.browse(principal, engine, admin.BrowseFilters(**{**filters.__dict__, "page": 0}))
+    admin_filters.save()  # the URL now says what is shown: a reload or a shared link opens the same view
     if not page.items:
         st.info("No memories match these filters." if user_list else
                 "No memories stored yet. Chat, load the demo data on the home page, or import a file.")
@@ -106,15 +110,19 @@ with tab_browse:
         st.caption(f"`{record.memory_id}` · user **{md(record.user_id)}** · status **{record.status.value}** · "
                    f"created {fmt(record.created_at)} · updated {fmt(record.updated_at)}"
                    + (f" · tells of {told}" if told else ""))
+        # Outside the form, so ticking it disables the date at once (a form reruns only on submit);
+        # it is saved with the form.
+        never = st.checkbox("Never expires", value=record.expires_at is None, key=f"admin_never_{record.memory_id}",
+                            help="Saved with the changes below.")
         with st.form(f"admin_edit_{record.memory_id}"):
             content = st.text_area("Content", record.content, key=f"admin_content_{record.memory_id}")
             e1, e2, e3 = st.columns(3)
             importance = e1.slider("Importance", 1, 5, record.importance, key=f"admin_imp_{record.memory_id}")
             memory_type = e2.selectbox("Type", TYPES, index=TYPES.index(record.memory_type.value),
                                        key=f"admin_type_{record.memory_id}")
-            never = e3.checkbox("Never expires", value=record.expires_at is None, key=f"admin_never_{record.memory_id}")
             default_day = (record.expires_at or datetime.now(timezone.utc) + timedelta(days=180)).date()
-            expiry_day = e3.date_input("Expires on", value=default_day, key=f"admin_exp_{record.memory_id}")
+            expiry_day = e3.date_input("Expires on", value=default_day, key=f"admin_exp_{record.memory_id}",
+                                       disabled=never)
             saved = st.form_submit_button("Save changes", type="primary")
         if saved:
             # The expiry is sent only when the checkbox or the day was changed: re-sending the
@@ -137,8 +145,18 @@ with tab_browse:
         a1, a2, a3 = st.columns(3)
         if record.status.value == "active":
             if a1.button("Expire", key="admin_expire"):
-                admin.expire_memory(principal, engine, record.memory_id)
-                st.rerun()
+                state["admin_confirm_expire"] = record.memory_id
+            if state.get("admin_confirm_expire") == record.memory_id:
+                st.warning("Expire this memory? It stops being used in replies at once (Restore brings it back).")
+                y, n, _ = st.columns([1, 1, 4])
+                if y.button("Yes, expire it", key="admin_expire_yes", type="primary"):
+                    state.pop("admin_confirm_expire", None)
+                    admin.expire_memory(principal, engine, record.memory_id)
+                    st.toast("Expired.")
+                    st.rerun()
+                if n.button("Cancel", key="admin_expire_no"):
+                    state.pop("admin_confirm_expire", None)
+                    st.rerun()
         elif a1.button("Restore", key="admin_restore"):
             admin.restore_memory(principal, engine, record.memory_id)
             st.rerun()
@@ -204,8 +222,9 @@ with tab_users:
 
         st.markdown("#### Recent history of this user")
         entries = admin.user_history(principal, engine, target, limit=50)
-        table([{"at": fmt(e.at), "action": e.action, "actor": e.actor, "memory": e.memory_id, "note": e.note}
-               for e in entries], hide_index=True, width="stretch")
+        table([{"at": fmt(e.at), "action": e.action, "actor": e.actor,
+                "memory": str(((e.after or e.before) or {}).get("content") or "(content erased)"),
+                "note": e.note, "id": e.memory_id} for e in entries], hide_index=True, width="stretch")
 
         st.markdown("#### Erasure request")
         st.warning(f"Hard-deletes every memory and message of **{md(target)}** and erases their content from the "
@@ -217,33 +236,7 @@ with tab_users:
 
 # ---- maintenance and scheduler -------------------------------------------------------------------------
 with tab_ops:
-    if principal.via == "demo":  # refused in services.admin too: these jobs touch every user
-        st.info("Demo staff sees and acts on demo users only, so the maintenance jobs (which run over every "
-                "user) are not available here.")
-    else:
-        m1, m2 = st.columns(2)
-        if m1.button("Run expiry cleanup now", key="admin_run_expiry"):
-            outcome = admin.run_expiry(principal, engine)
-            (st.success if outcome.outcome == "ok" else st.warning)(f"Expiry: {outcome.outcome} {md(outcome.counts)} {md(outcome.detail)}")
-        if m2.button("Run reconcile now", key="admin_run_reconcile"):
-            with st.spinner("Reconciling SQL and Milvus…"):
-                outcome = admin.run_reconcile(principal, engine)
-            (st.success if outcome.outcome == "ok" else st.warning)(f"Reconcile: {outcome.outcome} {md(outcome.counts)} {md(outcome.detail)}")
-        status = admin.scheduler_status(principal, engine)
-        st.markdown("#### Scheduled jobs")
-        if status["running"]:
-            st.dataframe(pd.DataFrame([{"job": JOB_LABELS.get(j.job, j.job), "next run": fmt(j.next_run),
-                                        "trigger": j.trigger} for j in status["jobs"]]), hide_index=True,
-                         width="stretch")
-        else:
-            st.warning("The scheduler is not running in this process (SCHEDULER_ENABLED=false, or it failed to start).")
-        st.markdown("#### Last runs")
-        if status["runs"]:
-            table([{"job": r.job, "started": fmt(r.started_at), "finished": fmt(r.finished_at),
-                    "outcome": r.outcome, "counts": str(r.counts), "detail": r.detail}
-                   for r in status["runs"]], hide_index=True, width="stretch")
-        else:
-            st.caption("No job has run yet.")
+    maintenance_tab(principal, engine)
 
 # ---- import / export ---------------------------------------------------------------------------------------
 with tab_io:

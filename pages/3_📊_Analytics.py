@@ -23,7 +23,8 @@ k1, k2, k3, k4, k5 = st.columns(5)
 k1.metric("Active memories", f"{numbers['memories_active']:,}", help=f"{numbers['memories_total']:,} in all statuses")
 k2.metric("Users", f"{numbers['users']:,}")
 k3.metric("Searches", f"{numbers['searches']:,}")
-k4.metric("Cache hit rate", "—" if numbers["cache_hit_rate"] is None else f"{numbers['cache_hit_rate']:.0%}")
+k4.metric("Cache hit rate", "—" if numbers["cache_hit_rate"] is None else f"{numbers['cache_hit_rate']:.0%}",
+          help=f"{numbers['cache_hits']:,} of {numbers['searches']:,} searches answered from the cache")
 k5.metric("Retrieval p95", "—" if numbers["p95_ms"] is None else f"{numbers['p95_ms']:.0f} ms")
 
 charts = analytics.charts(principal, engine)

@@ -78,10 +78,15 @@ def _growth_frame(engine: "MemoryEngine") -> pd.DataFrame:
     return per_day.reset_index()
 
 
-def _metrics_frame(engine: "MemoryEngine", since: datetime | None = None) -> pd.DataFrame:
+def _metrics_frame(engine: "MemoryEngine", since: datetime | None = None, demo_only: bool = False) -> pd.DataFrame:
+    """One row per recorded search; ``cache_hit`` as a real bool (a nullable or integer column
+    must not turn hits into NaN or strings before the rate is taken)."""
     frame = pd.DataFrame(engine.repo.metrics(since=since))
     if not frame.empty:
         frame["at"] = pd.to_datetime(frame["at"], utc=True)
+        frame["cache_hit"] = frame["cache_hit"].fillna(False).astype(bool)
+        if demo_only:
+            frame = frame[frame["user_id"].astype(str).str.startswith(DEMO_PREFIX)]
     return frame
 
 
@@ -129,13 +134,14 @@ def _job_runs_frame(engine: "MemoryEngine", limit: int = 2000) -> pd.DataFrame:
 def _summary(engine: "MemoryEngine", demo_only: bool = False) -> dict[str, Any]:
     """Headline numbers: memories, users, searches, cache hit rate, p95 latency."""
     status = _status_by_user_frame(engine, demo_only)
-    metrics = _metrics_frame(engine)
+    metrics = _metrics_frame(engine, demo_only=demo_only)
     return {
         "memories_active": int(status.loc[status["status"] == "active", "count"].sum()) if not status.empty else 0,
         "memories_total": int(status["count"].sum()) if not status.empty else 0,
         "users": int(status["user_id"].nunique()) if not status.empty else 0,
         "searches": int(len(metrics)),
-        "cache_hit_rate": float(metrics["cache_hit"].astype(float).mean()) if not metrics.empty else None,
+        "cache_hits": int(metrics["cache_hit"].sum()) if not metrics.empty else 0,
+        "cache_hit_rate": float(metrics["cache_hit"].mean()) if not metrics.empty else None,
         "p95_ms": float(metrics["total_ms"].quantile(0.95)) if not metrics.empty else None,
     }
 
@@ -181,7 +187,7 @@ def _charts(engine: "MemoryEngine", demo_only: bool = False) -> list[Chart]:
         fig.update_layout(barmode="relative", yaxis_title="memories per day", xaxis_title="day")
         out.append(Chart("growth", "Memory growth and expiry", fig))
 
-    metrics = _metrics_frame(engine)
+    metrics = _metrics_frame(engine, demo_only=demo_only)
     if metrics.empty:
         out += [Chart("latency_time", "Retrieval latency p50 / p95 over time", None, no_searches),
                 Chart("latency_stage", "Retrieval latency per stage", None, no_searches),
@@ -196,7 +202,7 @@ def _charts(engine: "MemoryEngine", demo_only: bool = False) -> list[Chart]:
                          px.bar(stages, x="stage", y="ms", color="percentile", barmode="group")))
         rate = _cache_rate(metrics)
         out.append(Chart("cache", "Cache hit rate",
-                         px.line(rate, x="time", y="hit_rate", markers=True, range_y=[0, 1],
+                         px.line(rate, x="time", y="hit_rate", markers=True, range_y=[0, 1.05],
                                  hover_data=["searches"], labels={"hit_rate": "share of searches from cache"})))
 
     runs = _job_runs_frame(engine)
@@ -215,6 +221,8 @@ def _charts(engine: "MemoryEngine", demo_only: bool = False) -> list[Chart]:
             chart.figure.update_layout(margin={"l": 10, "r": 10, "t": 30, "b": 10}, height=320)
             if chart.key == "importance_type":
                 chart.figure.update_xaxes(tickmode="linear", dtick=1, range=[0.5, 5.5])
+            if chart.key == "cache":
+                chart.figure.update_yaxes(tickformat=".0%")
             if chart.key in ("growth", "latency_time", "cache"):
                 chart.figure.update_xaxes(type="date", tickformat="%Y-%m-%d" if chart.key == "growth" else None)
     return out
@@ -257,10 +265,7 @@ def growth_frame(principal: Principal, engine: "MemoryEngine") -> pd.DataFrame:
 @analytics_only
 def metrics_frame(principal: Principal, engine: "MemoryEngine", since: datetime | None = None) -> pd.DataFrame:
     """The recorded retrieval timings (one row per search)."""
-    frame = _metrics_frame(engine, since)
-    if principal.via == "demo" and "user_id" in frame:
-        frame = frame[frame["user_id"].astype(str).str.startswith(DEMO_PREFIX)]
-    return frame
+    return _metrics_frame(engine, since, demo_only=principal.via == "demo")
 
 
 @analytics_only

@@ -214,7 +214,12 @@ class ChatService:
                                      min_relevance=1.0 if is_small_talk(text) else None)
         info = TurnInfo.from_search(response, engine.llm.name, bool(getattr(engine.llm, "offline", False)))
         messages = [ChatMessage(m["role"], m["content"]) for m in earlier] + [ChatMessage("user", text)]
-        chunks = engine.llm.reply(messages, response.context_block, now, response.constraint_block)
+        if info.llm_offline:
+            # The offline reply says a memory back to the user: it gets the words as stored, not
+            # the context block's ("lovely today" must not come back as "lovely 2026-12-05").
+            chunks = engine.llm.reply(messages, stored_lines(response.results), now, stored_lines(response.constraints))
+        else:  # a model reads the block, whose relative dates are resolved against each memory's day
+            chunks = engine.llm.reply(messages, response.context_block, now, response.constraint_block)
         last_reply = next((m["content"] for m in reversed(earlier) if m["role"] == "assistant"), None)
         # Only a question is answered: indexing every reply with the assistant message before it
         # made "The weather is lovely" findable by the memories that message listed.
@@ -300,6 +305,11 @@ class ChatService:
             except Exception as exc:  # already gone (merged, deleted by staff): nothing to undo
                 log.info("undo of %s skipped: %s", memory_id, exc)
         return deleted
+
+
+def stored_lines(results: Sequence[Any]) -> str:
+    """``[YYYY-MM-DD] content`` lines of the memories as stored (one line each), in retrieval order."""
+    return "\n".join(f"[{r.created_at.date().isoformat()}] {' '.join(r.content.split())}" for r in results)
 
 
 def forget_reply(deleted: Sequence[str], language_hint: str) -> str:

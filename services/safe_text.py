@@ -74,3 +74,10 @@ def md_code(text: Any) -> str:
     if "`" in value or "\n" in value or "\r" in value:
         return md_escape(value)
     return f"`{value}`"
+
+
+def md_text(text: Any) -> str:
+    """``text`` as Markdown that shows exactly as written, line breaks kept (chat messages, and
+    replies composed from them). Unlike :func:`md_escape` it keeps every space, so it can be
+    applied to a streamed reply chunk by chunk."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", str(text)).replace("\r\n", "\n").replace("\n", "  \n")

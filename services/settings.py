@@ -42,6 +42,12 @@ class AppSettings(BaseSettings):
     # proxy itself added). Only set this when the app is reachable through that proxy alone.
     trusted_proxy_header: str = ""
 
+    # Sign-in kept across a reload (services/session_token.py): a signed cookie valid this many
+    # hours (0: sign-in lasts as long as the browser tab's session, as before). The key is
+    # SESSION_SECRET, or a random one kept in DATA_DIR/session.key.
+    session_hours: float = 12.0
+    session_secret: str = ""
+
     chat_top_k: int = 5
     chat_history_turns: int = 6
 

@@ -18,7 +18,7 @@ from streamlit.testing.v1 import AppTest
 from services import runtime
 from services.auth import hash_password, save_account
 from services.demo_data import seed_demo
-from tests.app_support import ALICE, DEMO_STAFF, REPO_ROOT, STAFF, ZHANG  # app_env: a fixture, registered in conftest.py
+from tests.app_support import ALICE, ANALYST, DEMO_ALICE, DEMO_STAFF, DEMO_ZHANG, REPO_ROOT, STAFF, ZHANG  # app_env: a fixture, registered in conftest.py
 
 CHAT = str(REPO_ROOT / "pages" / "1_💬_Chat.py")
 ADMIN = str(REPO_ROOT / "pages" / "2_🛠️_Admin.py")
@@ -247,7 +247,16 @@ def test_chat_forget_that_deletes_the_last_memory(app_env: dict[str, str]) -> No
 def test_admin_refuses_an_end_user(app_env: dict[str, str]) -> None:
     at = _run(ADMIN, ZHANG)
     _no_exceptions(at)
-    assert any("support staff only" in e.value for e in at.error)
+    assert any("support staff only" in e.value and "signed in as an end user" in e.value for e in at.error)
+    assert not at.tabs and not at.dataframe
+
+
+def test_admin_tells_an_analyst_their_role(app_env: dict[str, str]) -> None:
+    """An analyst refused on Admin was told "You are signed in as an end user"."""
+    at = _run(ADMIN, ANALYST)
+    _no_exceptions(at)
+    refused = " ".join(e.value for e in at.error)
+    assert "signed in as an analyst" in refused and "end user" not in refused
     assert not at.tabs and not at.dataframe
 
 
@@ -373,11 +382,14 @@ def test_chat_refuses_a_message_the_engine_rejects_plainly(app_env: dict[str, st
     at.chat_input[0].set_value("I like green tea").run()
     _no_exceptions(at)
     assert any("I like green tea" in m.value for m in at.chat_message[0].markdown)
+    # the next successful send clears the stale "not sent" error and the unsent box
+    assert not at.session_state["chat_unsent"] and not at.error
+    assert not [b for b in at.button if b.key == "chat_dismiss"]
+    assert not [e for e in at.expander if "unsent" in e.label]
     _wait_for_write(at)
     at.run()  # shows what was remembered
-    at.button(key="chat_dismiss").click().run()
     _no_exceptions(at)
-    assert not at.session_state["chat_unsent"] and not at.error
+    assert not at.error
 
 
 def test_chat_notice_names_only_what_was_created(app_env: dict[str, str]) -> None:
@@ -390,11 +402,16 @@ def test_chat_notice_names_only_what_was_created(app_env: dict[str, str]) -> Non
                             created_contents=["I keep bees on my roof"])
     at = AppTest.from_file(CHAT, default_timeout=TIMEOUT)
     at.session_state["principal"] = ALICE
+    at.session_state["chat_session"] = "s-bees"
+    at.session_state["chat_notice_session"] = "s-bees"  # the session whose last reply it belongs to
     at.session_state["chat_last_remembered"] = remembered
     at.run()
     _no_exceptions(at)
     shown = " ".join(s.value for s in at.success)
     assert "Remembered: I keep bees on my roof" in shown and "Lisbon" not in shown
+    at.button(key="chat_new_session").click().run()  # another session: not under its replies
+    _no_exceptions(at)
+    assert not [s for s in at.success if "Remembered" in s.value]
 
 
 def _cut_database(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
@@ -461,3 +478,259 @@ def test_staff_pages_say_when_the_database_is_down(app_env: dict[str, str], monk
     at.run()
     _no_exceptions(at)
     assert not any("database is unavailable" in e.value for e in at.error)
+
+
+def _flat(node, out=None):  # type: ignore[no-untyped-def]
+    """(type, value) of every element in page order (blocks by type, with value None)."""
+    out = [] if out is None else out
+    children = getattr(node, "children", None)
+    out.append((getattr(node, "type", ""), None if children else getattr(node, "value", None)))
+    for child in (children.values() if isinstance(children, dict) else children or []):
+        _flat(child, out)
+    return out
+
+
+def test_chat_notice_sits_under_the_reply_it_belongs_to(app_env: dict[str, str]) -> None:
+    """The Remembered/Undo notice was at the top of the page, out of view in a longer chat."""
+    at = _run(CHAT, ALICE)
+    for text in ("What is the capital of France?", "I keep two goats called Salt and Pepper"):
+        at.chat_input[0].set_value(text).run()
+        _wait_for_write(at)
+    at.run()
+    _no_exceptions(at)
+    order = _flat(at.main)
+    notice = next(i for i, (kind, value) in enumerate(order) if kind == "success" and "Remembered" in str(value))
+    messages = [i for i, (kind, _) in enumerate(order) if kind == "chat_message"]
+    assert len(messages) == 4 and notice > messages[-1]  # after the last reply, not above the chat
+    assert not [i for i, (kind, _) in enumerate(order[:messages[-1]]) if kind == "success"]
+
+
+def test_chat_shows_what_the_user_typed_as_text(app_env: dict[str, str]) -> None:
+    """Markup in a message (an image that fetches a URL, a link, bold) is shown as typed, in the
+    user's message and in the offline reply that says it back."""
+    at = _run(CHAT, ALICE)
+    hostile = "My website is **[here](http://203.0.113.9/x)** with a ![pixel](http://203.0.113.9/p.png) logo"
+    at.chat_input[0].set_value(hostile).run()
+    _wait_for_write(at)  # done before the next message is sent: that message must not be lost
+    at.chat_input[0].set_value("What is my website?").run()
+    _no_exceptions(at)
+    shown = [m.value for message in at.chat_message for m in message.markdown]
+    assert len(shown) == 4 and "203" in shown[3], shown  # the reply says the memory back...
+    offending = [v for v in shown if _UNESCAPED_MARKUP.search(v) or re.search(r"(?<!\\)\*\*", v)]
+    assert not offending, offending  # ...as text, like the message itself
+    _wait_for_write(at)
+
+
+@pytest.mark.parametrize("principal, city, old_place, forgotten", [
+    (DEMO_ALICE, "Toronto", "Seattle", "forgotten"),
+    (DEMO_ZHANG, "成都", "西湖区", "忘掉"),
+])
+def test_guided_demo_plays_each_step_in_the_chat(app_env: dict[str, str], principal, city: str,  # type: ignore[no-untyped-def]
+                                                 old_place: str, forgotten: str, monkeypatch: pytest.MonkeyPatch,
+                                                 tmp_path: Path) -> None:
+    """Demo mode's "try this" panel: each button sends its messages and the promised outcome shows."""
+    monkeypatch.setenv("ACCOUNTS_FILE", str(tmp_path / "no-accounts.json"))  # demo identities need none
+    seed_demo(runtime.get_engine(), [principal.user_id])
+    at = _run(CHAT, principal)
+    _no_exceptions(at)
+    assert [b.key for b in at.button if b.key.startswith("chat_try_")] == [
+        "chat_try_remember", "chat_try_recall", "chat_try_update", "chat_try_forget"]
+
+    at.button(key="chat_try_remember").click().run()
+    _wait_for_write(at)
+    at.run()
+    _no_exceptions(at)
+    assert any("Remembered" in s.value and city in s.value for s in at.success)
+
+    first_session = at.session_state["chat_session"]
+    at.button(key="chat_try_recall").click().run()
+    _no_exceptions(at)
+    assert at.session_state["chat_session"] != first_session  # asked in a new session
+    assert len(at.chat_message) == 2 and city in at.chat_message[1].markdown[0].value
+    _wait_for_write(at)
+
+    at.button(key="chat_try_update").click().run()
+    _wait_for_write(at)
+    at.run()
+    _no_exceptions(at)
+    assert any("replaces what you said before" in s.value and old_place in s.value for s in at.success)
+
+    at.button(key="chat_try_forget").click().run()
+    _no_exceptions(at)
+    assert forgotten in at.chat_message[-1].markdown[0].value
+    engine = runtime.get_engine()
+    found = engine.search(principal.user_id, "locker code 4411 储物柜密码", min_relevance=0)
+    assert not any("4411" in r.content for r in found.results)
+
+
+def test_guided_demo_is_only_for_demo_identities(app_env: dict[str, str]) -> None:
+    at = _run(CHAT, ALICE)  # an account, not a demo identity
+    _no_exceptions(at)
+    assert not [b for b in at.button if b.key.startswith("chat_try_")]
+
+
+def test_admin_maintenance_tab_reads_in_words_and_archives_on_demand(app_env: dict[str, str]) -> None:
+    """The tab showed raw dicts and cron strings and had no "archive now" (the README says archive
+    runs on demand)."""
+    from datetime import datetime, timedelta, timezone
+
+    engine = runtime.get_engine()
+    old = engine.add("olga", "Nice weather for a walk", actor="test",
+                     at=datetime.now(timezone.utc) - timedelta(days=400)).created[0]
+    assert engine.get(old).importance <= engine.settings.archive_max_importance
+    at = _run(ADMIN, STAFF)
+    _no_exceptions(at)
+    at.button(key="admin_run_archive").click().run()
+    _no_exceptions(at)
+    said = " ".join(s.value for s in at.success)
+    assert "Archive" in said and "done" in said and "1 archived" in said, said
+    assert engine.get(old).status.value == "archived"
+    assert engine.job_runs(job="archive")[0].counts["started_by"] == STAFF.actor  # audited: who ran it
+    at.button(key="admin_run_expiry_cleanup").click().run()
+    _no_exceptions(at)
+    tables = [df.value for df in at.dataframe]
+    scheduled = next(t for t in tables if "next run" in t.columns)
+    runs = next(t for t in tables if "started by" in t.columns)
+    assert set(scheduled["job"]) >= {"Expiry cleanup", "Archive", "Reconcile SQL and Milvus"}
+    assert "every day at 02:30" in set(scheduled["when"])
+    archive_row = scheduled[scheduled["job"] == "Archive"].iloc[0]
+    assert archive_row["last outcome"] == "✅ done" and "1 archived" in archive_row["what it did"]
+    assert list(runs["job"][:2]) == ["Expiry cleanup", "Archive"] and set(runs["started by"][:2]) == {STAFF.actor}
+    shown = " ".join(str(v) for t in (scheduled, runs) for v in t.to_numpy().ravel()) + said
+    assert "{" not in shown and "'" not in shown and "cron[" not in shown  # no dict reprs, no trigger strings
+
+
+def test_admin_expire_asks_first_and_never_expires_disables_the_date(app_env: dict[str, str]) -> None:
+    engine = runtime.get_engine()
+    memory_id = engine.add("erin", "Erin's parcel locker is number 12", actor="test").created[0]
+    engine.update(memory_id, actor="test", importance=2)  # gets an expiry date
+    at = _run(ADMIN, STAFF)
+    at.selectbox(key="admin_f_user").set_value("erin").run()
+    at.selectbox(key="admin_selected").set_value(memory_id).run()
+    assert not at.date_input(key=f"admin_exp_{memory_id}").disabled
+    at.checkbox(key=f"admin_never_{memory_id}").check().run()
+    _no_exceptions(at)
+    assert at.date_input(key=f"admin_exp_{memory_id}").disabled  # ticked: the date cannot be edited
+
+    at.button(key="admin_expire").click().run()
+    _no_exceptions(at)
+    assert any("Expire this memory?" in w.value for w in at.warning)
+    assert engine.get(memory_id).status.value == "active"  # not yet: it asked first
+    at.button(key="admin_expire_no").click().run()
+    assert engine.get(memory_id).status.value == "active" and not any("Expire this" in w.value for w in at.warning)
+    at.button(key="admin_expire").click().run()
+    at.button(key="admin_expire_yes").click().run()
+    _no_exceptions(at)
+    assert engine.get(memory_id).status.value == "expired"
+    assert engine.history(memory_id)[-1].action == "expire" and engine.history(memory_id)[-1].actor == STAFF.actor
+
+
+def test_admin_user_history_names_the_memory(app_env: dict[str, str]) -> None:
+    """Admin's recent history of a user showed memory ids only."""
+    engine = runtime.get_engine()
+    engine.add("hugo", "Hugo collects vintage radios", actor="test")
+    at = _run(ADMIN, STAFF)
+    at.selectbox(key="admin_user_target").set_value("hugo").run()
+    _no_exceptions(at)
+    history = next(df.value for df in at.dataframe if "action" in df.value.columns)
+    assert "Hugo collects vintage radios" in set(history["memory"])
+
+
+def test_home_demo_counts_refresh_after_loading(app_env: dict[str, str], monkeypatch: pytest.MonkeyPatch,
+                                                tmp_path: Path) -> None:
+    """"Loaded 24 memories" used to sit above "no memories yet" for both demo users."""
+    monkeypatch.setenv("ACCOUNTS_FILE", str(tmp_path / "no-accounts.json"))
+    from services import admin
+
+    engine = runtime.get_engine()
+    for user in ("demo:zhangsan", "demo:alice"):  # earlier tests of this module may have loaded them
+        admin.erase_user(STAFF, engine, user, user)
+    at = _run(HOME)
+    assert "no memories yet" in " ".join(m.value for m in at.markdown)
+    at.button(key="seed_demo").click().run()
+    _no_exceptions(at)
+    assert any(s.value.startswith("Loaded") for s in at.success)
+    counts = " ".join(m.value for m in at.markdown if "—" in m.value)
+    assert "no memories yet" not in counts and "memories stored" in counts, counts
+
+
+def test_analytics_cache_hit_rate_counts_the_hits(app_env: dict[str, str], monkeypatch: pytest.MonkeyPatch,
+                                                  tmp_path: Path) -> None:
+    """The rate read 0% after hits: two repeats of a question in new sessions are two hits of three."""
+    monkeypatch.setenv("ACCOUNTS_FILE", str(tmp_path / "no-accounts.json"))  # demo identities need none
+    engine = runtime.get_engine()
+    seed_demo(engine, ["demo:alice"])
+    engine.flush()
+    before = len(engine.repo.metrics())
+    at = _run(CHAT, DEMO_ALICE)
+    for _ in range(3):
+        at.chat_input[0].set_value("Which city is my new address in?").run()
+        _wait_for_write(at)
+        at.button(key="chat_new_session").click().run()
+    engine.flush()
+    rows = engine.repo.metrics()[: len(engine.repo.metrics()) - before]
+    assert sum(bool(r["cache_hit"]) for r in rows) >= 2, rows
+    from services import analytics
+
+    numbers = analytics.summary(STAFF, engine)
+    assert numbers["cache_hits"] >= 2 and numbers["cache_hit_rate"] > 0
+    page = _run(ANALYTICS, STAFF)
+    _no_exceptions(page)
+    rate = next(m for m in page.metric if m.label == "Cache hit rate")
+    assert rate.value == f"{numbers['cache_hit_rate']:.0%}" and rate.value != "0%"
+    assert f"{numbers['cache_hits']} of {numbers['searches']} searches" in rate.proto.help
+
+
+def test_admin_filters_round_trip_through_the_url() -> None:
+    from datetime import date
+
+    from ui.admin_filters import from_params, to_params
+
+    values = {"admin_f_user": "bob", "admin_f_types": ["episodic"], "admin_f_status": ["active", "expired"],
+              "admin_f_imp": (2, 4), "admin_f_text": "tea & cake", "admin_f_dates": (date(2026, 1, 2), date(2026, 2, 3)),
+              "admin_f_sort": "importance", "admin_f_desc": False, "admin_page": 3}
+    params = to_params(values)
+    assert params == {"user": "bob", "type": ["episodic"], "status": ["active", "expired"], "imp": "2-4",
+                      "q": "tea & cake", "created": "2026-01-02..2026-02-03", "sort": "importance", "desc": "0",
+                      "page": "3"}
+    as_lists = {k: v if isinstance(v, list) else [v] for k, v in params.items()}
+    assert from_params(as_lists, ["", "bob"], ["declarative", "episodic"], ["active", "expired"],
+                       ["created_at", "importance"]) == values
+    assert to_params({}) == {}  # defaults say nothing
+    # what the widgets would not allow is dropped, not trusted
+    bad = {"user": ["zoe"], "type": ["secret"], "status": ["active", "bogus"], "imp": ["0-9"], "created": ["x..y"],
+           "sort": ["password"], "desc": ["maybe"], "page": ["-1"]}
+    assert from_params(bad, ["", "bob"], ["episodic"], ["active"], ["created_at"]) == {
+        "admin_f_types": [], "admin_f_status": ["active"]}
+
+
+def test_admin_opens_the_view_its_url_names_and_keeps_it_there(app_env: dict[str, str], monkeypatch: pytest.MonkeyPatch,
+                                                               tmp_path: Path) -> None:
+    """A reload or a typed URL lost the Admin filters."""
+    monkeypatch.setenv("ACCOUNTS_FILE", str(tmp_path / "no-accounts.json"))  # demo staff below needs no accounts
+    engine = runtime.get_engine()
+    engine.add("bob", "Bob drinks oolong tea every morning", actor="test")
+    at = AppTest.from_file(ADMIN, default_timeout=TIMEOUT)
+    at.session_state["principal"] = STAFF
+    at.query_params["user"] = "bob"
+    at.query_params["q"] = "oolong"
+    at.query_params["status"] = ["active", "expired"]
+    at.query_params["sort"] = "importance"
+    at.run()
+    _no_exceptions(at)
+    assert at.selectbox(key="admin_f_user").value == "bob"
+    assert at.text_input(key="admin_f_text").value == "oolong"
+    assert at.multiselect(key="admin_f_status").value == ["active", "expired"]
+    assert at.selectbox(key="admin_f_sort").value == "importance"
+    assert list(at.dataframe[0].value["memory"]) == ["Bob drinks oolong tea every morning"]
+
+    at.text_input(key="admin_f_text").set_value("tea").run()  # a change is written back to the URL
+    _no_exceptions(at)
+    assert at.query_params["q"] in ("tea", ["tea"]) and at.query_params["user"] in ("bob", ["bob"])
+
+    stranger = AppTest.from_file(ADMIN, default_timeout=TIMEOUT)
+    stranger.session_state["principal"] = DEMO_STAFF
+    stranger.query_params["user"] = "bob"  # not a user demo staff may see: ignored
+    stranger.run()
+    _no_exceptions(stranger)
+    assert stranger.selectbox(key="admin_f_user").value == ""

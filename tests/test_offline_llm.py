@@ -237,13 +237,80 @@ def test_reply_answers_with_the_memory_that_fits_the_question_in_the_second_pers
     _, text = reply_text("我住在哪里？", context)
     assert text == "（离线模式）你住在北京海淀区（2024-05-01 记下）。"  # one answer, not a list
     _, text = reply_text("Where do I live?", "[2024-05-01] I'm living in Porto now, my flat is near the river.")
-    assert text == "(Offline mode) You're living in Porto now, your flat is near the river (noted 2024-05-01)."
+    assert text == "(Offline mode) You're living in Porto now (noted 2024-05-01)."
+
+
+@pytest.mark.parametrize("question, context, expected", [
+    # one sentence, cut after the clause that answers: never a list, never the whole memory
+    ("我住在哪里？", "[2024-03-10] 我搬家了，现在住在杭州市西湖区文三路，离公司骑车十五分钟。\n[2024-01-02] 我周末去爬山",
+     "（离线模式）你搬家了，现在住在杭州市西湖区文三路（2024-03-10 记下）。"),
+    ("我女儿几岁？", "[2024-03-10] 我女儿今年五岁，下个月要上幼儿园大班了。", "（离线模式）你女儿今年五岁（2024-03-10 记下）。"),
+    ("我对什么过敏？", "[2024-03-10] 我对芒果过敏，吃了会起疹子，所以任何含芒果的东西都不能吃。",
+     "（离线模式）你对芒果过敏（2024-03-10 记下）。"),
+    ("Where do I live now?", "[2024-03-10] I go hiking most weekends.\n[2024-03-12] I live in Seattle now.",
+     "(Offline mode) You live in Seattle now (noted 2024-03-12)."),
+    # retrieval's best stays first when it fits: a word shared with the question is no reason
+    # to put the sister's city above the user's own address
+    ("Where do I live now?", "[2024-03-12] My new address is 5 Pine Road in Denver\n[2024-03-11] My sister Maya lives in "
+     "Toronto", "(Offline mode) Your new address is 5 Pine Road in Denver (noted 2024-03-12)."),
+    # clauses end at ",;:" before a space only: "1,200" and "http://" stay whole
+    ("How much is my laptop budget?", "[2024-03-10] My budget for the laptop is $1,200, and not a cent more",
+     "(Offline mode) Your budget for the laptop is $1,200 (noted 2024-03-10)."),
+    ("What is my website?", "[2024-03-10] My website is http://shop.example/x, I built it myself",
+     "(Offline mode) Your website is http://shop.example/x (noted 2024-03-10)."),
+    ("What was the highlight of the trip?",
+     "[2024-03-10] Back from Lisbon! The trip was wonderful, the tram 28 ride was the highlight.",
+     "(Offline mode) The trip was wonderful, the tram 28 ride was the highlight (noted 2024-03-10)."),
+])
+def test_reply_is_one_sentence_of_the_best_memory(question: str, context: str, expected: str) -> None:
+    assert reply_text(question, context)[1] == expected
+
+
+def test_a_question_about_the_users_own_habits_is_answered_not_met_with_suggestions() -> None:
+    """A constraint that bears on a drink question used to turn "what do I drink?" into a list of
+    drinks to try; the user asked what they drink."""
+    vegetarian = "[2024-01-01] I'm vegetarian, so please never suggest meat or fish dishes."
+    tea = "[2024-05-01] I drink green tea in the afternoon; coffee after 2pm keeps me awake."
+    text = "".join(LLM.reply([ChatMessage("user", "What do I drink in the afternoon?")], tea, NOW, vegetarian))
+    assert text == "(Offline mode) You drink green tea in the afternoon (noted 2024-05-01)."
+    coffee = "[2024-05-01] 我每天早上喝一杯美式咖啡，不加糖不加奶。"
+    text = "".join(LLM.reply([ChatMessage("user", "我早上喝什么？")], coffee, NOW, "[2024-01-01] 我对芒果过敏"))
+    assert text == "（离线模式）你每天早上喝一杯美式咖啡（2024-05-01 记下）。"
+    # ... while a request for ideas still gets suggestions that respect the constraint
+    text = "".join(LLM.reply([ChatMessage("user", "What should I drink this afternoon?")], tea, NOW, vegetarian))
+    assert "you might like" in text
+
+
+def test_a_statement_is_acknowledged_and_never_answered_with_a_memory() -> None:
+    """"我对芒果过敏" got "我还没有记住关于你的任何事情" (or the stored allergy said back) just before
+    the Remembered notice: a statement asks nothing."""
+    allergy = "[2024-01-01] 我对芒果过敏，吃了会起疹子。"
+    assert reply_text("我对芒果过敏", allergy)[1] == "（离线模式）好的，知道了。"
+    assert reply_text("I'm allergic to peanuts", "[2024-01-01] I'm allergic to peanuts.")[1] == "(Offline mode) Got it."
+    # a standing rule that names suggestions is a statement too, not a request for them
+    assert reply_text("Never recommend horror movies to me", "")[1] == "(Offline mode) Got it."
+
+
+@pytest.mark.parametrize("text, memories", [
+    ("The weather is lovely today!", "[2024-01-01] Back from Lisbon! The trip was wonderful.\n[2024-01-02] My phone is 555-0100"),
+    ("Thanks!", "[2024-01-01] I'm allergic to peanuts."),
+    ("今天天气真好", "[2024-01-01] 我女儿今年五岁\n[2024-01-02] 我对芒果过敏"),
+    ("哈哈好的", "[2024-01-01] 我住在杭州"),
+])
+def test_small_talk_lists_no_memories(text: str, memories: str) -> None:
+    reply = reply_text(text, memories)[1]
+    for _date, memory in parse_memory_context(memories):
+        for word in ("Lisbon", "555", "peanut", "女儿", "芒果", "杭州"):
+            assert word not in reply, (word, reply)
+    assert reply in ("(Offline mode) Nothing to look up there. Ask me about anything you've told me.",
+                     "（离线模式）这句不需要查你的记忆。想知道我记得什么，随时问我。")
 
 
 def test_small_talk_and_unanswered_questions_get_a_short_reply_and_no_memories() -> None:
-    assert reply_text("The weather is lovely today!", "")[1] == "(Offline mode) Got it."
-    assert reply_text("今天天气真好", "")[1] == "（离线模式）好的。"
+    assert reply_text("The weather is lovely today!", "")[1].startswith("(Offline mode) Nothing to look up")
+    assert reply_text("今天天气真好", "")[1].startswith("（离线模式）这句不需要查")
     assert reply_text("Where did I park?", "")[1] == "(Offline mode) I don't have anything remembered about that yet."
+    assert reply_text("法国的首都是哪里？", "")[1] == "（离线模式）我还没有记住关于这方面的任何事情。"
 
 
 def test_constraints_shape_suggestions_even_when_no_memory_ranked() -> None:

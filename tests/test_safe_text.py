@@ -6,7 +6,7 @@ import re
 import pandas as pd
 import pytest
 
-from services.safe_text import md_code, md_escape, neutralise_cell, neutralise_frame, neutralise_json, restore_cell
+from services.safe_text import md_code, md_escape, md_text, neutralise_cell, neutralise_frame, neutralise_json, restore_cell
 
 FORMULAS = ['=HYPERLINK("http://203.0.113.9/x","click")', "+cmd|' /C calc'!A0", "-2+3", "@SUM(A1:A2)",
             "\tfoo", "\r=1"]
@@ -44,3 +44,15 @@ def test_markdown_is_escaped_so_no_image_link_or_style_renders() -> None:
     assert md_escape("line one\nline two") == "line one line two"
     assert md_code("staff:lin") == "`staff:lin`"
     assert md_code("a`b") == md_escape("a`b")
+
+
+def test_chat_text_keeps_its_spaces_and_lines_and_renders_nothing() -> None:
+    """md_text escapes like md_escape but keeps every space and line, so a streamed reply can be
+    escaped chunk by chunk and still read as written."""
+    hostile = "My site: ![pixel](http://203.0.113.9/p.png)  **bold**\n- not a list"
+    out = md_text(hostile)
+    for live in ("![", "](", "**", "http://"):
+        assert not re.search(r"(?<!\\)" + re.escape(live), out), live
+    assert re.sub(r"\\(.)", r"\1", out) == hostile.replace("\n", "  \n")
+    chunks = ["My site: ![pix", "el](http://203.0", ".113.9/p.png)  **bold**\n- not a list"]
+    assert "".join(md_text(c) for c in chunks) == out  # chunk by chunk, the same text

@@ -37,6 +37,7 @@ STAFF_CALLS: list[tuple[str, Callable[[Any, Any], Any]]] = [
     ("merge_apply", lambda p, e: admin.merge_apply(p, e, [])),
     ("run_expiry", lambda p, e: admin.run_expiry(p, e)),
     ("run_reconcile", lambda p, e: admin.run_reconcile(p, e)),
+    ("run_archive", lambda p, e: admin.run_archive(p, e)),
     ("scheduler_status", lambda p, e: admin.scheduler_status(p, e)),
     ("import_rows", lambda p, e: admin.import_rows(p, e, [admin.ImportRow(1, "u", "text")])),
     ("export_user_jsonl", lambda p, e: list(admin.export_user_jsonl(p, e, "u"))),
@@ -87,6 +88,7 @@ def _demo_scoped_calls(theirs: str, mine: str) -> list[tuple[str, Callable[[Any,
         ("merge_preview", lambda p, e: admin.merge_preview(p, e, "zoe")),
         ("run_expiry", lambda p, e: admin.run_expiry(p, e)),
         ("run_reconcile", lambda p, e: admin.run_reconcile(p, e)),
+        ("run_archive", lambda p, e: admin.run_archive(p, e)),
         ("scheduler_status", lambda p, e: admin.scheduler_status(p, e)),
         ("export_user_jsonl", lambda p, e: list(admin.export_user_jsonl(p, e, "zoe"))),
     ]
@@ -376,3 +378,29 @@ def test_merge_apply_skips_a_stale_proposal_and_applies_the_rest(engine) -> None
     assert merged.content == "My grey cat Tom loves tuna" and sorted(merged.merged_from) == sorted(ids[:2])
     assert engine.get(ids[2]).status.value == "active"  # the stale plan changed nothing
     assert engine.history(ids[0])[-1].actor == "staff:lin"
+
+
+def test_archive_runs_on_demand_and_is_logged_with_who_ran_it(engine) -> None:  # type: ignore[no-untyped-def]
+    old = engine.add("olga", "Nice weather for a walk", actor="test", at=T0 - timedelta(days=400)).created[0]
+    kept = engine.add("olga", "I'm allergic to penicillin", actor="test", at=T0 - timedelta(days=400)).created[0]
+    outcome = admin.run_archive(STAFF, engine)
+    assert outcome.outcome == "ok" and outcome.counts["archived"] == 1 and outcome.started_by == STAFF.actor
+    assert engine.get(old).status.value == "archived" and engine.get(kept).status.value == "active"
+    run = admin.scheduler_status(STAFF, engine)["runs"][0]
+    assert run.job == "archive" and run.counts["started_by"] == STAFF.actor
+
+
+def test_job_runs_in_words() -> None:
+    from services.job_text import counts_words, next_run_words, outcome_words
+
+    now = datetime(2026, 12, 5, 23, 0, tzinfo=timezone.utc)
+    assert next_run_words(now + timedelta(hours=3), now) == "in 3 hours (2026-12-06 02:00 UTC)"
+    assert next_run_words(now + timedelta(minutes=4, seconds=10), now) == "in 4 minutes (2026-12-05 23:04 UTC)"
+    assert next_run_words(None, now) == "not scheduled"
+    assert counts_words("expiry_cleanup", {"skipped": 0, "checked": 40, "expired": 3, "extended": 2, "errors": 0,
+                                           "started_by": "staff:lin"}) == \
+        "3 expired, 2 kept longer (still in use), 40 checked"
+    assert counts_words("archive", {"skipped": 1, "reason": "busy"}) == "nothing ran: busy"
+    assert counts_words("reconcile", {"skipped": 0, "written": 0, "removed": 2, "reembedded": 0, "users": 1,
+                                      "errors": 1, "first_error": "boom"}).endswith("1 error(s) (first: boom)")
+    assert outcome_words("error") == "❌ failed" and outcome_words("ok") == "✅ done"

@@ -10,7 +10,7 @@ from memory_core import MemoryQuery
 from services import analytics
 from services.chat import ChatService, is_forget_request, new_session_id
 from services.demo_data import DEMO_USERS, seed_demo
-from tests.app_support import ALICE, STAFF, ZHANG
+from tests.app_support import ALICE, DEMO_ALICE, DEMO_ZHANG, STAFF, ZHANG
 
 
 @pytest.fixture
@@ -234,6 +234,131 @@ def test_a_message_over_the_length_limit_is_refused_before_anything_is_stored(ma
     with pytest.raises(ValidationError, match="too long"):
         chat.prepare_turn(ALICE, session, "I like tea. " * 10)
     assert chat.transcript(ALICE, session) == []
+
+
+# ---- the offline reply through the chat path -------------------------------------------------------
+def _say(chat: ChatService, principal, text: str, session: str | None = None):  # type: ignore[no-untyped-def]
+    """One whole chat turn (reply shown, then remembered), as the page plays it."""
+    turn = chat.prepare_turn(principal, session or new_session_id(), text)
+    reply = "".join(turn.stream())
+    chat.finish_turn(turn, reply)
+    remembered = chat.remember(principal, turn.session_id, text, turn.user_message_id, turn.answered)
+    return reply, turn.info, remembered
+
+
+def test_offline_reply_answers_from_the_stored_text_not_the_rewritten_block(make_engine) -> None:  # type: ignore[no-untyped-def]
+    """The context block resolves "today" to the memory's day for a model; the offline reply says
+    a memory back to the user, and "lovely today" came back as "lovely 2026-12-05"."""
+    from datetime import datetime, timezone
+
+    from memory_core import FixedClock
+
+    clock = FixedClock(datetime(2024, 3, 10, 9, 0, tzinfo=timezone.utc))
+    engine = make_engine(clock=clock)
+    chat = ChatService(engine)
+    _say(chat, ALICE, "I adopted a kitten called Pixel today")
+    clock.set(datetime(2024, 4, 2, 9, 0, tzinfo=timezone.utc))
+    reply, info, _ = _say(chat, ALICE, "What is my kitten called?")
+    assert "2024-03-10 I adopted" in info.context_block or "adopted a kitten called Pixel 2024-03-10" in info.context_block
+    assert reply == "(Offline mode) You adopted a kitten called Pixel today (noted 2024-03-10)."
+
+
+def test_offline_reply_answers_in_one_sentence_in_the_users_language(make_engine) -> None:  # type: ignore[no-untyped-def]
+    from datetime import datetime, timezone
+
+    from memory_core import FixedClock
+
+    clock = FixedClock(datetime(2024, 3, 1, 9, 0, tzinfo=timezone.utc))
+    engine = make_engine(clock=clock)
+    chat = ChatService(engine)
+    for day, (zh, en) in enumerate([("我周末一般去爬山", "I go hiking most weekends"),
+                                    ("我住在杭州市滨江区", "I live in Portland"),
+                                    ("我对芒果过敏，吃了会起疹子", "My phone number is 555 0100")], 1):
+        clock.set(datetime(2024, 3, day, 9, 0, tzinfo=timezone.utc))
+        _say(chat, ZHANG, zh)
+        _say(chat, ALICE, en)
+    clock.set(datetime(2024, 3, 10, 9, 0, tzinfo=timezone.utc))
+    reply, _, remembered = _say(chat, ZHANG, "我搬家了，现在住在杭州市西湖区")
+    assert reply == "（离线模式）好的，知道了。"  # a statement is acknowledged, nothing is said back
+    assert remembered.created and remembered.replaced_contents == ["我住在杭州市滨江区"]
+    _, _, moved = _say(chat, ALICE, "I moved to Seattle")
+    assert moved.created
+    clock.set(datetime(2024, 3, 20, 9, 0, tzinfo=timezone.utc))
+    reply, info, _ = _say(chat, ZHANG, "我住在哪里？")
+    assert reply == "（离线模式）你搬家了，现在住在杭州市西湖区（2024-03-10 记下）。", reply
+    assert info.used and info.used[0].absolute >= info.min_relevance
+    reply, _, _ = _say(chat, ALICE, "Where do I live now?")
+    assert reply == "(Offline mode) You moved to Seattle (noted 2024-03-10).", reply
+    # a constraint that bears on the question does not turn an answer into suggestions
+    reply, info, _ = _say(chat, ZHANG, "我对什么过敏？")
+    assert reply == "（离线模式）你对芒果过敏（2024-03-03 记下）。", reply
+
+
+def test_small_talk_and_unrelated_questions_list_no_memories(make_engine) -> None:  # type: ignore[no-untyped-def]
+    """"The weather is lovely" listed the phone number, an allergy and Berlin."""
+    engine = make_engine()
+    chat = ChatService(engine)
+    for principal, facts in ((ALICE, ["My phone number is 555 0100", "I'm allergic to peanuts", "I live in Berlin"]),
+                             (ZHANG, ["我的电话是 555 0100", "我对芒果过敏", "我住在柏林"])):
+        for fact in facts:
+            assert _say(chat, principal, fact)[2].created
+    for principal, text, words in ((ALICE, "The weather is lovely today!", ("555", "peanut", "Berlin")),
+                                   (ALICE, "haha thanks", ("555", "peanut", "Berlin")),
+                                   (ZHANG, "今天天气真好", ("555", "芒果", "柏林")),
+                                   (ZHANG, "哈哈好的", ("555", "芒果", "柏林"))):
+        reply, _, _ = _say(chat, principal, text)
+        assert reply.startswith(("(Offline mode) Nothing to look up", "（离线模式）这句不需要查")), reply
+        assert not any(w in reply for w in words), reply
+    reply, info, _ = _say(chat, ALICE, "What is the capital of France?")
+    assert reply == "(Offline mode) I don't have anything remembered about that yet.", (reply, info.used)
+    reply, info, _ = _say(chat, ZHANG, "法国的首都是哪里？")
+    assert reply == "（离线模式）我还没有记住关于这方面的任何事情。", (reply, info.used)
+
+
+@pytest.mark.parametrize("language, principal, check, new_place, old_place", [
+    ("en", DEMO_ALICE, "Where do I live now?", "Denver", "Seattle"),
+    ("zh", DEMO_ZHANG, "我现在住在哪里？", "上海浦东", "西湖区"),
+])
+def test_each_guided_demo_step_does_what_its_hint_says(engine, language, principal, check,  # type: ignore[no-untyped-def]
+                                                      new_place, old_place) -> None:
+    """The "try this" panel's steps, played through the chat service on the demo history."""
+    from services.guided_demo import steps_for
+
+    seed_demo(engine, [principal.user_id])
+    chat = ChatService(engine)
+    steps = {step.key: step for step in steps_for(language)}
+    assert list(steps) == ["remember", "recall", "update", "forget"]
+    session = new_session_id()
+    outcomes: dict[str, list] = {}  # type: ignore[type-arg]
+    for key, step in steps.items():
+        if step.new_session:
+            session = new_session_id()
+        last = None
+        for message in step.messages:
+            if is_forget_request(message):
+                reply, deleted = chat.forget_turn(principal, session, message, last)
+                outcomes[key].append((reply, deleted))
+                continue
+            reply, info, last = _say(chat, principal, message, session)
+            outcomes.setdefault(key, []).append((reply, last))
+
+    city = "Toronto" if language == "en" else "成都"
+    (_, remembered), = outcomes["remember"]
+    assert any(city in text for text in remembered.created_contents)  # ① remembered
+    (reply, _), = outcomes["recall"]
+    assert city in reply  # ② recalled in a new session
+    (_, moved), = outcomes["update"]
+    assert any(old_place in text for text in moved.replaced_contents), moved  # ③ replaces the old address
+    assert any(new_place in text for text in moved.created_contents)
+    reply, _, _ = _say(chat, principal, check)
+    assert new_place in reply and old_place not in reply, reply
+    (_, locker), (answer, deleted) = outcomes["forget"]
+    assert locker.created and deleted == locker.created  # ④ stored, then deleted on request
+    assert "forgotten" in answer or "忘掉" in answer
+    for memory_id in deleted:
+        assert engine.history(memory_id)[-1].action == "delete"
+    found = engine.search(principal.user_id, "locker code 4411" if language == "en" else "储物柜密码", min_relevance=0)
+    assert not any("4411" in r.content for r in found.results)
 
 
 def test_demo_data_tells_one_current_truth(engine) -> None:  # type: ignore[no-untyped-def]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
@@ -21,6 +21,7 @@ from services.auth import (
     oidc_principal,
 )
 from services.demo_data import demo_user_choices
+from services.safe_text import md_escape
 from services.settings import AppSettings
 
 if TYPE_CHECKING:
@@ -28,7 +29,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 PRINCIPAL_KEY = "principal"
+TOKEN_KEY = "session_token"  # this browser session's sign-in token ("" once signed out)
 _THROTTLE: tuple[object, LoginThrottle] | None = None
+_REVOCATIONS: tuple[object, Any] | None = None
 
 
 def throttle(settings: AppSettings) -> LoginThrottle:
@@ -41,6 +44,90 @@ def throttle(settings: AppSettings) -> LoginThrottle:
     if _THROTTLE is None or _THROTTLE[0] is not sql:
         _THROTTLE = (sql, LoginThrottle(SqlThrottleStore(sql), settings.throttle_policy()))
     return _THROTTLE[1]
+
+
+def revocations() -> Any:
+    """The sign-out list (services.session_token.SqlRevocations) in the engine's SQL database."""
+    global _REVOCATIONS
+    from services.session_token import SqlRevocations
+
+    sql = runtime.get_engine().repo.engine
+    if _REVOCATIONS is None or _REVOCATIONS[0] is not sql:
+        _REVOCATIONS = (sql, SqlRevocations(sql))
+    return _REVOCATIONS[1]
+
+
+def _session_key(settings: AppSettings) -> bytes:
+    from services.session_token import load_key
+
+    return load_key(settings.session_secret, settings.data_dir)
+
+
+def keep_signed_in(principal: Principal, settings: AppSettings, password_hash: str = "") -> None:
+    """After a sign-in: a token for the cookie that signs this person in again after a reload."""
+    from services.session_token import issue
+
+    if settings.session_hours > 0:
+        token = issue(principal, _session_key(settings), settings.session_hours * 3600, password_hash=password_hash)
+        if token:
+            st.session_state[TOKEN_KEY] = token
+
+
+def _cookie_token() -> str:
+    from services.session_token import COOKIE
+
+    try:
+        value = st.context.cookies.get(COOKIE)
+    except Exception:  # no browser context (tests, bare scripts)
+        return ""
+    return value if isinstance(value, str) else ""
+
+
+def _restore_from_cookie(settings: AppSettings) -> Principal | None:
+    """A new browser session (reload, typed URL) signed in again from a valid, unrevoked token."""
+    from services.session_token import read, restore
+
+    token = _cookie_token()
+    if not token or settings.session_hours <= 0 or st.session_state.get(TOKEN_KEY) == "":
+        return None  # no cookie, the feature off, or signed out in this very session
+    claims = read(token, _session_key(settings))
+    if claims is None:
+        return None
+    try:
+        accounts = load_accounts(settings.resolved_accounts_file, settings.accounts_json)
+    except (OSError, ValueError):
+        accounts = {}
+    demo = (demo_principals(demo_user_choices(), include_staff=settings.demo_staff)
+            if demo_enabled(settings) else None)
+    try:
+        principal = restore(claims, accounts, demo, revocations().is_revoked)
+    except Exception as exc:  # the database is down: sign in by hand
+        log.warning("could not check a sign-in token: %s", exc)
+        return None
+    if principal is not None:
+        st.session_state[PRINCIPAL_KEY] = principal
+        st.session_state[TOKEN_KEY] = token
+    return principal
+
+
+def _sync_cookie(principal: Principal | None, settings: AppSettings) -> None:
+    """Sets the cookie while signed in with a token, deletes it once signed out or invalid."""
+    from services.session_token import cookie_script, read
+
+    token = st.session_state.get(TOKEN_KEY)
+    if principal is not None and token:
+        claims = read(token, _session_key(settings))
+        if claims is None:
+            return
+        import time
+
+        script = cookie_script(token, int(claims["exp"] - time.time()))
+    elif principal is None and (token == "" or _cookie_token()):
+        script = cookie_script(None, 0)
+    else:
+        return
+    with st.sidebar:
+        st.html(script, unsafe_allow_javascript=True)
 
 
 def client_address(settings: AppSettings) -> str:
@@ -111,6 +198,9 @@ def current_principal(settings: AppSettings | None = None) -> Principal | None:
             st.session_state.pop(PRINCIPAL_KEY, None)
             return None
         return principal
+    restored = _restore_from_cookie(settings or runtime.app_settings())
+    if restored is not None:
+        return restored
     if oidc_configured():
         try:
             user = st.user
@@ -126,6 +216,14 @@ def current_principal(settings: AppSettings | None = None) -> Principal | None:
 
 
 def sign_out() -> None:
+    from services.session_token import read
+
+    token = st.session_state.get(TOKEN_KEY)
+    if token:  # the cookie must not sign anyone in again, whatever the browser keeps
+        claims = read(token, _session_key(runtime.app_settings()))
+        if claims is not None:
+            revocations().revoke(str(claims["n"]), float(claims["exp"]))
+    st.session_state[TOKEN_KEY] = ""  # signed out: the next runs delete the cookie
     principal = st.session_state.pop(PRINCIPAL_KEY, None)
     for key in [k for k in st.session_state.keys() if str(k).startswith(("chat_", "admin_"))]:
         del st.session_state[key]
@@ -168,6 +266,7 @@ def link_home(label: str) -> None:
 
 
 def sidebar_identity(principal: Principal | None) -> None:
+    _sync_cookie(principal, runtime.app_settings())
     with st.sidebar:
         if principal is None:
             st.caption("Not signed in.")
@@ -175,7 +274,7 @@ def sidebar_identity(principal: Principal | None) -> None:
             return
         label = {"staff": "support staff", "analyst": "analyst", "user": "user"}[principal.role]
         demo = " · demo" if principal.via == "demo" else ""
-        st.markdown(f"**{principal.display_name}**  \n{label}{demo}")
+        st.markdown(f"**{md_escape(principal.display_name)}**  \n{label}{demo}")  # a name from SSO: as text
         if st.button("Sign out", key="sign_out"):
             sign_out()
             st.rerun()
@@ -215,6 +314,8 @@ def sign_in_panel(settings: AppSettings) -> None:
                                                                        client_address(settings))
             if outcome.principal is not None:
                 st.session_state[PRINCIPAL_KEY] = outcome.principal
+                account = accounts.get(outcome.principal.username)
+                keep_signed_in(outcome.principal, settings, account.password_hash if account else "")
                 st.rerun()
             elif accounts:
                 st.error(outcome.message)
@@ -229,6 +330,7 @@ def sign_in_panel(settings: AppSettings) -> None:
                                  key="demo_pick")
             if st.button("Enter as demo identity", key="demo_enter", type="primary"):
                 st.session_state[PRINCIPAL_KEY] = choices[int(index)]
+                keep_signed_in(choices[int(index)], settings)
                 st.rerun()
     if "Single sign-on" in panes:
         with panes["Single sign-on"]:

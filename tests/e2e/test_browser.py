@@ -134,10 +134,18 @@ def test_sign_in_chat_admin_analytics(server: str) -> None:
             page.get_by_role("button", name="Enter as demo identity").click()
             page.get_by_text("Welcome, 张三 (demo)").wait_for()
             _wait_idle(page)
+            labels = [t.split()[-1] for t in page.locator('[data-testid="stSidebarNavLink"]').all_inner_texts()]
+            # Classic multipage discovery (the pages/ folder) names the entry page after app.py.
+            assert labels == ["app", "Chat", "Admin", "Analytics"], labels
+            page.reload()  # F5: a new browser session, signed in again from the cookie
+            page.get_by_text("Welcome, 张三 (demo)").wait_for(timeout=60_000)
+            _wait_idle(page)
 
-            # ---- chat: a reply streamed from memory, then remembered in the background -----------
-            _nav(page, "Chat")
+            # ---- chat (reached by a typed URL: still signed in): a reply streamed from memory, then
+            # remembered in the background
+            page.goto(f"{server}/Chat")
             page.get_by_text("Offline mode").first.wait_for()
+            assert page.get_by_text("Please sign in first.").count() == 0
             box = page.locator('[data-testid="stChatInputTextArea"]')
             box.fill("我对芒果过敏")
             box.press("Enter")
@@ -159,6 +167,10 @@ def test_sign_in_chat_admin_analytics(server: str) -> None:
             page.get_by_role("button", name="Sign out").click()
             page.get_by_text("Not signed in.").wait_for()  # the sign-out rerun is done
             _wait_idle(page)
+            page.goto(f"{server}/Chat")  # a typed URL after sign-out: the old cookie signs nobody in
+            page.get_by_text("Please sign in first.").wait_for(timeout=60_000)
+            _wait_idle(page)
+            assert page.get_by_text("张三 (demo)").count() == 0
             _nav(page, "app")
             demo_tab = page.get_by_role("tab", name="Demo")
             try:
@@ -184,6 +196,11 @@ def test_sign_in_chat_admin_analytics(server: str) -> None:
             page.get_by_text("Provenance").first.scroll_into_view_if_needed()
             _no_exception(page, "admin")
             _shot(page, "03-admin")
+            assert "q=" in page.url, page.url  # the filters are in the URL...
+            page.reload()  # ...so a reload (signed in again from the cookie) opens the same view
+            page.get_by_text("Page 1 of 1 · 1 memory").wait_for(timeout=60_000)
+            expect(page.get_by_role("textbox", name="Text contains")).to_have_value("芒果")
+            _wait_idle(page)
 
             # ---- load the demo history (weeks of dated memories), then analytics shows charts -------
             _nav(page, "app")
@@ -202,3 +219,134 @@ def test_sign_in_chat_admin_analytics(server: str) -> None:
         finally:
             browser.close()
     assert not outside, f"pages requested outside hosts: {sorted(set(outside))[:10]}"
+
+
+def _sign_in_demo(page, who: str) -> None:  # type: ignore[no-untyped-def]
+    """From the home page: the Demo tab, pick ``who`` (a regex of the option), enter."""
+    demo_tab = page.get_by_role("tab", name="Demo")
+    demo_tab.wait_for()
+    demo_tab.click()
+    page.locator('[data-testid="stSelectbox"]').filter(has_text="Demo identity").click()
+    page.get_by_role("option", name=re.compile(who)).click()
+    page.get_by_role("button", name="Enter as demo identity").click()
+    page.get_by_text("Welcome,").first.wait_for()
+    _wait_idle(page)
+
+
+def _ask(page, text: str) -> None:  # type: ignore[no-untyped-def]
+    box = page.locator('[data-testid="stChatInputTextArea"]')
+    box.fill(text)
+    box.press("Enter")
+    _wait_idle(page)
+
+
+def _last_reply(page) -> str:  # type: ignore[no-untyped-def]
+    return page.locator('[data-testid="stChatMessage"]').last.inner_text()
+
+
+def _messages(page) -> int:  # type: ignore[no-untyped-def]
+    """The number of chat messages once the page has settled (a rerun briefly shows stale ones)."""
+    _wait_idle(page)
+    last = -1
+    for _ in range(40):
+        count = page.locator('[data-testid="stChatMessage"]').count()
+        if count == last:
+            return count
+        last = count
+        page.wait_for_timeout(500)
+    return last
+
+
+def _reply_with(page, *words: str) -> str:  # type: ignore[no-untyped-def]
+    """The last chat message once it holds every one of ``words`` (reruns take a moment)."""
+    deadline = time.monotonic() + 120
+    while True:
+        text = _last_reply(page)
+        if all(w in text for w in words) or time.monotonic() > deadline:
+            _wait_idle(page)
+            return _last_reply(page)
+        page.wait_for_timeout(250)
+
+
+# (language, who, remembered city, old address, new address, forgotten, "where do I live?")
+_GUIDED = [
+    ("en", "^Alice", "Toronto", "Seattle", "Denver", "forgotten", "Where do I live now?"),
+    ("zh", "^张三", "成都", "西湖区", "上海浦东", "忘掉", "我现在住在哪里？"),
+]
+
+
+def test_guided_demo_in_both_languages(server: str) -> None:
+    """The "try this" panel played as a visitor would, in English and Chinese: each step shows
+    what its hint promises; the Remembered notice sits under its reply; a stale "not sent" error
+    goes away with the next message."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.set_default_timeout(LONG)
+        try:
+            for lang, who, city, old_place, new_place, forgotten, where in _GUIDED:
+                page.goto(server)
+                page.get_by_text("Milvus vector store").first.wait_for()
+                _wait_idle(page)
+                _sign_in_demo(page, who)
+                _nav(page, "Chat")
+                load = page.get_by_role("button", name=re.compile("demo history"))
+                if load.count():  # the update step replaces an address of the demo history
+                    load.click()
+                    _wait_idle(page)
+                guide = page.get_by_text("Try this: a guided demo")
+                guide.wait_for()
+
+                def step(mark: str) -> None:
+                    button = page.locator('[data-testid="stButton"]').filter(has_text=mark)
+                    if not button.is_visible():  # the panel was folded: open it
+                        guide.click()
+                    button.click()
+
+                step("①")
+                page.get_by_text("Remembered:").first.wait_for()
+                _wait_idle(page)
+                notice = page.get_by_text("Remembered:").first
+                assert city in notice.inner_text()
+                reply_box = page.locator('[data-testid="stChatMessage"]').last.bounding_box()
+                notice_box = notice.bounding_box()
+                assert reply_box and notice_box and notice_box["y"] > reply_box["y"]  # under its reply
+                _shot(page, f"05-guided-demo-{lang}")
+
+                step("②")
+                recalled = _reply_with(page, city, "noted" if lang == "en" else "记下")
+                assert city in recalled, recalled
+                assert _messages(page) == 2  # asked in a new session
+
+                step("③")
+                page.get_by_text("replaces what you said before").first.wait_for()
+                _wait_idle(page)
+                assert old_place in page.get_by_text("replaces what you said before").first.inner_text()
+                _ask(page, where)
+                answer = _reply_with(page, new_place)
+                assert new_place in answer and old_place not in answer, answer
+
+                step("④")
+                assert forgotten in _reply_with(page, forgotten)
+
+                # only spaces: refused with "not sent", which the next message clears
+                before = _messages(page)
+                _ask(page, "   ")
+                page.get_by_text("not sent").first.wait_for(timeout=60_000)
+                assert _messages(page) == before  # not shown as sent
+                _ask(page, where)
+                _reply_with(page, new_place)
+                page.get_by_text("not sent").first.wait_for(state="detached", timeout=30_000)  # cleared
+                assert _messages(page) == before + 2
+                _no_exception(page, f"guided demo ({lang})")
+
+                page.get_by_role("button", name="Sign out").click()
+                page.get_by_text("Not signed in.").wait_for()
+                _wait_idle(page)
+        except Exception:
+            _shot(page, "failure-guided", publish=False)
+            raise
+        finally:
+            browser.close()

@@ -6,11 +6,18 @@ Without a language model the reply is composed, and says so. It answers, it does
   catalogue minus everything the user's constraints and avoidances rule out, and says what was
   left out and why; a request the catalogue cannot serve (a film, a pet, a trip) gets no
   invented suggestion, only the constraints that bear on it;
-- a question with a relevant memory gets that memory, said back to the user in the second
-  person with the day it was noted ("你住在杭州市西湖区（2024-03-10 记下）");
-- anything else (small talk, a statement being remembered, a question nothing answers) gets a
-  short plain answer and no memories. What is relevant was decided by retrieval's threshold:
-  the context block holds only memories that cleared it.
+- a question with a relevant memory gets one sentence of that memory (the one that fits the
+  question, cut after the clause that answers it), said back to the user in the second person
+  with the day it was noted ("你现在住在杭州市西湖区文三路（2024-03-10 记下）");
+- a question about the user's own facts ("What do I drink in the afternoon?", "我早上喝什么？")
+  is answered, not met with suggestions, even when a constraint bears on it;
+- a statement about the user gets a short acknowledgement (the page then shows what was
+  remembered), small talk a short word that nothing needed looking up, and a question nothing
+  answers says so. None of them lists memories. What is relevant was decided by retrieval's
+  threshold: the context block holds only memories that cleared it.
+
+The chat service hands the offline reply the stored memory texts (``services.chat``), not the
+context block's rewritten ones, so "lovely today" is never said back as "lovely 2026-12-05".
 """
 from __future__ import annotations
 
@@ -29,7 +36,9 @@ from memory_core.llm.offline.catalog import (
     item_conflicts,
     ruled_out_by,
 )
-from memory_core.text.intent import clause_kind
+from memory_core.relevance import slot_terms
+from memory_core.text.chunking import split_sentences
+from memory_core.text.intent import clause_kind, is_small_talk
 from memory_core.text.keywords import keyword_tokens
 from memory_core.text.lang import detect_language
 
@@ -77,11 +86,48 @@ _EN_SWAPS = (
 )
 
 
+def _terms(question: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The question's content words and the words that state the slot it asks about."""
+    return frozenset(t.lower() for t in keyword_tokens(question)), slot_terms(question)
+
+
+def _fit(text: str, terms: tuple[frozenset[str], frozenset[str]]) -> int:
+    """How well ``text`` answers: a question word counts twice, a slot word ("address") once."""
+    words = {t.lower() for t in keyword_tokens(text)}
+    return 2 * len(terms[0] & words) + len(terms[1] & words)
+
+
 def _rank(memories: list[tuple[str, str]], question: str) -> list[tuple[str, str]]:
-    """Retrieval's order, with memories that share words with the question first (stable)."""
-    q = set(keyword_tokens(question))
-    scored = [(-len(q & set(keyword_tokens(text))), i, (d, text)) for i, (d, text) in enumerate(memories)]
-    return [m for _, _, m in sorted(scored)]
+    """Retrieval's order, unless its best memory shares no word with the question while another
+    does: then the one that shares most comes first. Retrieval weighs meaning and words already;
+    re-sorting by shared words alone put "My sister lives in Toronto" above "My new address is
+    5 Pine Road" for "Where do I live now?"."""
+    terms = _terms(question)
+    fits = [_fit(text, terms) for _, text in memories]
+    if not memories or fits[0] > 0 or max(fits) == 0:
+        return list(memories)
+    best = fits.index(max(fits))
+    return [memories[best]] + memories[:best] + memories[best + 1:]
+
+
+# A clause ends at Chinese punctuation, or at ",;:" before a space (never inside "1,200" or "http://").
+_CLAUSE_END = re.compile(r"(?<=[，；：])\s*|(?<=[,;:])\s+")
+
+
+def answer_sentence(text: str, question: str) -> str:
+    """The sentence of a memory that answers ``question``, cut after the clause that answers it
+    best ("我女儿今年五岁，下个月要上大班了" -> "我女儿今年五岁" for "我女儿几岁？"). The cut keeps
+    everything before that clause, so the answer never starts mid-thought ("so please never ...")."""
+    terms = _terms(question)
+    sentences = split_sentences(" ".join(text.split())) or [text.strip()]
+    sentence = max(sentences, key=lambda s: (_fit(s, terms), -sentences.index(s)))
+    clauses = [c for c in _CLAUSE_END.split(sentence) if c.strip()]
+    fits = [_fit(c, terms) for c in clauses]
+    best = max(fits, default=0)
+    if best > 0 and fits.count(best) == 1 and len(clauses) > 1:
+        sentence = "".join(c if re.search(r"[\u4e00-\u9fff，；：]$", c) else c + " "
+                           for c in clauses[: fits.index(best) + 1]).strip()
+    return sentence.rstrip("，,；;：:。.！!？? ")
 
 
 def second_person(text: str) -> str:
@@ -160,6 +206,41 @@ def _asks(question: str) -> bool:
     return any(clause_kind(part) != "statement" for part in re.split(r"[。！？!?\n]", question) if part.strip())
 
 
+# Words that ask for suggestions whatever else the question says ("what should I cook?",
+# "早餐吃什么好"), and those that make it a question about the user's own facts ("what do I
+# drink in the afternoon?", "我早上喝什么？"), which is answered from memory, not with suggestions.
+_WANTS_IDEAS = re.compile(
+    r"推荐|建议|好呢|什么好|啥好|哪个好|哪家好|应该|该(?:吃|喝|做|买|去|带|点|看|养)|可以(?:吃|喝|做|买|去|带|点)|想几个|"
+    r"吃点|喝点|来点|教我|帮我|配点|排一下|"
+    r"\brecommend|\bsuggest|\bideas?\b|\bshould (?:i|we)\b|\bcan (?:i|we) (?:eat|drink|have|make|cook|bring|get|do)\b|"
+    r"\brecipe\b|\bwhat to\b|\bgive me\b|\bhelp me\b|\bany (?:tips|suggestions|recommendations)\b", _I)
+_ABOUT_ME = re.compile(
+    r"\b(?:do|did|does|am|was|were|have|had|is|are)\s+(?:i|my|we|our)\b|"
+    r"\b(?:what|where|who|when|which|how)(?:'s|'re| is| was| are| were)\s+(?:my|our)\b|\bremember\b|"
+    r"我|记得", _I)
+_NEVER = re.compile(r"\b(?:never|don'?t|do not|stop)\b|不要|别|千万", _I)
+
+
+def _wants_suggestions(question: str, asks: bool, has_rules: bool) -> bool:
+    if not asks:  # "I'm vegetarian, never suggest meat" states a rule; it asks for nothing
+        return False
+    if _WANTS_IDEAS.search(question):
+        return True
+    if _ABOUT_ME.search(question):
+        return False
+    return bool(_RECOMMEND_RE.search(question)) or has_rules
+
+
+def _answer(question: str, zh: bool, memories: list[tuple[str, str]]) -> str:
+    date, text = _rank(memories, question)[0]
+    said = second_person(answer_sentence(text, question))
+    return f"{said}{_noted(date, zh)}。" if zh else f"{said[:1].upper()}{said[1:]}{_noted(date, zh)}."
+
+
+def _about_me(question: str) -> bool:
+    return bool(re.search(r"\b(?:i|i'm|i've|my|me|mine)\b|我", question, _I))
+
+
 def compose_reply(question: str, memory_context: str, constraints: str = "") -> str:
     """The full offline reply text (``OfflineLLM.reply`` streams it); see the module docstring."""
     lang = detect_language(question) if question.strip() else detect_language(memory_context)
@@ -167,12 +248,14 @@ def compose_reply(question: str, memory_context: str, constraints: str = "") -> 
     memories = parse_memory_context(memory_context)
     rules = parse_memory_context(constraints)
     head = "（离线模式）" if zh else "(Offline mode) "
-    if _RECOMMEND_RE.search(question) or (rules and _asks(question)):
+    asks = _asks(question)
+    if _wants_suggestions(question, asks, bool(rules)):
         return (head + _suggest(question, zh, memories, rules)).rstrip()
-    if memories:
-        date, text = _rank(memories, question)[0]
-        said = second_person(text).rstrip("。.！!")
-        return head + (f"{said}{_noted(date, zh)}。" if zh else f"{said[:1].upper()}{said[1:]}{_noted(date, zh)}.")
-    if _asks(question):
+    if asks and (memories or rules):
+        return head + _answer(question, zh, memories or rules)
+    if asks:
         return head + ("我还没有记住关于这方面的任何事情。" if zh else "I don't have anything remembered about that yet.")
-    return head + ("好的。" if zh else "Got it.")
+    if is_small_talk(question) or not _about_me(question):
+        return head + ("这句不需要查你的记忆。想知道我记得什么，随时问我。" if zh
+                       else "Nothing to look up there. Ask me about anything you've told me.")
+    return head + ("好的，知道了。" if zh else "Got it.")
