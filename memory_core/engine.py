@@ -458,6 +458,8 @@ class MemoryEngine:
             "llm_offline": bool(getattr(self.llm, "offline", False)),
             "reranker": self.reranker.name if self.reranker else None,
             "embedding_model": self.embedder.name,
+            # where keyword search runs ("sql" on a Milvus server older than 2.5) and what answers
+            **self.vectors.backend_info(),
         }
 
     def warm_up(self) -> None:
