@@ -55,3 +55,29 @@ def test_nothing_of_the_server_listens_beyond_loopback(milvus_server) -> None:
     links = subprocess.run(["nsenter", f"--net=/proc/{milvus_pid}/ns/net", "ip", "-o", "link", "show"],
                            capture_output=True, text=True, check=True).stdout
     assert [line.split(":")[1].strip() for line in links.splitlines()] == ["lo"]
+
+
+def test_a_flushed_collection_loads(milvus_server) -> None:
+    """Sealed segments load (they did not without the namespace's own /proc: Milvus read its
+    memory use as 0 and retried the load forever)."""
+    import numpy as np
+
+    from memory_core.vectors import pymilvus_import  # noqa: F401
+    from memory_core.vectors.schema import create_collection
+    from pymilvus import MilvusClient
+
+    client = MilvusClient(uri=milvus_server.uri, timeout=60, alias="test-milvus-server-flush")
+    try:
+        create_collection(client, "flushed", 8, partition_key=True, bm25=False, timeout=120)
+        rng = np.random.default_rng(0)
+        client.insert("flushed", [{"memory_id": f"m{i}", "user_id": f"u{i % 3}", "embedding": rng.random(8).tolist(),
+                                   "text": "", "importance": 3, "created_at": 0, "expires_at": 0,
+                                   "memory_type": "declarative", "content_hash": ""} for i in range(300)], timeout=60)
+        client.flush("flushed", timeout=120)
+        client.release_collection("flushed", timeout=60)
+        client.load_collection("flushed", timeout=120)
+        assert client.query("flushed", filter='user_id == "u1"', output_fields=["count(*)"],
+                            timeout=60)[0]["count(*)"] == 100
+    finally:
+        client.drop_collection("flushed", timeout=60)
+        client.close()
