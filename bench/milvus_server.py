@@ -88,9 +88,10 @@ def _binaries(cache_dir: Path) -> Path:
     return cache_dir / "bin"
 
 
-def _write_config(data_dir: Path) -> Path:
+def _write_config(data_dir: Path, extra: dict[str, object] | None = None) -> Path:
     """Milvus' own template, filled with the template's default ports (they are private to the
-    namespace) and paths under ``data_dir``. Returns the config folder."""
+    namespace) and paths under ``data_dir``; ``extra`` sets dotted keys of milvus.yaml (e.g.
+    ``{"proxy.timeTickInterval": 50}``). Returns the config folder."""
     from milvus import MilvusServerConfig
 
     config = MilvusServerConfig(data_dir=str(data_dir))
@@ -98,6 +99,8 @@ def _write_config(data_dir: Path) -> Path:
     for key, (kind, default) in list(config.configurable_items.items()):
         if key.endswith("_port"):
             config.configurable_items[key][1] = default  # no probing of the host's ports
+    for key, value in (extra or {}).items():
+        config.set(key, value)
     config.write_config()
     return data_dir / "configs"
 
@@ -127,8 +130,9 @@ def _children(pid: int) -> list[int]:
 class LocalMilvusServer:
     """One Milvus 2.3.5 standalone in its own network namespace, bridged to 127.0.0.1:<port>."""
 
-    def __init__(self, data_dir: Path, cache_dir: Path | None = None) -> None:
+    def __init__(self, data_dir: Path, cache_dir: Path | None = None, config: dict[str, object] | None = None) -> None:
         self.data_dir = Path(data_dir).absolute()
+        self.config = dict(config or {})  # dotted milvus.yaml keys to override
         self.cache_dir = cache_dir or Path(os.environ.get(
             "MILVUS_SERVER_CACHE", Path.home() / ".cache" / "memory-core" / f"milvus-{MILVUS_VERSION}"))
         self._sock_dir = Path(tempfile.mkdtemp(prefix="mvs-"))  # short path: Unix sockets allow 107 bytes
@@ -156,7 +160,7 @@ class LocalMilvusServer:
         if self.running:
             return self.uri
         binary = _binaries(self.cache_dir) / "milvus"
-        config_dir = _write_config(self.data_dir)
+        config_dir = _write_config(self.data_dir, self.config)
         logs = self.data_dir / "logs"
         env = dict(os.environ, DEPLOY_MODE="STANDALONE", METRICS_PORT=str(METRICS_PORT),
                    MILVUS_RUN_DIR=str(self.data_dir / "run"), MILVUSCONF=str(config_dir),
