@@ -284,6 +284,8 @@ class MemoryEngine:
             # Set while a damaged Milvus Lite file's index is rebuilt from SQL (``vector_open``).
             "vectors_rebuilding": bool(getattr(self.vectors, "rebuilding", False)),
             "vectors_note": str(getattr(self.vectors, "outcome", "") or ""),
+            # where keyword search runs ("sql" on a Milvus server older than 2.5) and what answers
+            **self.vectors.backend_info(),
         }
 
     def warm_up(self) -> None:

@@ -25,11 +25,17 @@ def check(settings: Settings | None = None) -> dict[str, object]:
             from pymilvus import MilvusClient
 
             token = settings.milvus_token.get_secret_value() if settings.milvus_token else ""
+            from memory_core.vectors.server_caps import caps_for_version
+
             client = MilvusClient(uri=settings.resolved_milvus_uri, token=token, timeout=5)
             client.list_collections(timeout=5)
+            caps = caps_for_version(str(client.get_server_version(timeout=5)))  # refuses one too old
+            status["vector_server_version"] = caps.version_text
+            status["keyword_search"] = "milvus-bm25" if caps.bm25 else "sql"
             status["vectors"] = True
-        except Exception:
+        except Exception as exc:
             status["vectors"] = False
+            status["vectors_error"] = str(exc)[:300]
     else:
         # An embedded store is owned by the app process; it is healthy if its file is reachable.
         status["vectors"] = True

@@ -1,7 +1,8 @@
 """The retrieval pipeline: rewrite, time window, hybrid recall, neighbours, rerank, score, context.
 
 Recall fuses up to four legs by reciprocal rank: dense on the query, dense on the query read
-with the recent conversation (when context is given), BM25 on query + context, and both again
+with the recent conversation (when context is given), BM25 on query + context (in SQL where the
+Milvus server has no BM25: memory_core/sql_keyword.py), and both again
 inside the time window the query names ("in June", "上周"; a soft boost, since people ask about
 events by when they happened, not when they were written down; only ``filters.time_range`` is
 a hard filter). The strongest hits then lend part of their score to the memory written right
@@ -50,7 +51,9 @@ from memory_core.text.speaker import name_candidates, query_names_speaker, speak
 from memory_core.text.timeparse import parse_time_range
 from memory_core.types import MemoryStatus, ScoreParts, SearchResult, TimeRange
 from memory_core.validation import check_min_relevance, check_top_k, check_user_id, clean_text
-from memory_core.vectors.base import VectorFilter, VectorStore
+from memory_core.sql_keyword import NOTICE as SQL_KEYWORD_NOTICE
+from memory_core.sql_keyword import SqlKeywordLeg
+from memory_core.vectors.base import VectorFilter, VectorHit, VectorStore
 
 log = logging.getLogger(__name__)
 STAGES = ("rewrite", "embed", "search", "rerank", "fetch", "total")
@@ -127,6 +130,7 @@ class RetrievalPipeline:
         self.recorder = recorder
         self.reranker = reranker
         self.relevance = relevance
+        self.sql_keyword = SqlKeywordLeg(repo)  # the keyword leg where the vector store has no BM25
 
     @property
     def weights(self) -> Weights:
@@ -184,6 +188,9 @@ class RetrievalPipeline:
 
         notices: list[str] = []
         degraded = False
+        if options.use_keyword and not self._native_keyword:
+            server = str(self.vectors.backend_info().get("vector_server_version", "")) or "an older server"
+            notices.append(SQL_KEYWORD_NOTICE.format(server=server))
         # Only an explicit filter is hard. A time the query *names* is a preference: people ask
         # "where did I move from 4 years ago?" about a memory written last month, so the named
         # window boosts what falls inside it (an extra fused leg) instead of hiding the rest.
@@ -320,7 +327,7 @@ class RetrievalPipeline:
             keyword_query = keyword_text(" ".join(
                 part for part in (query, slot_keywords(query), context or "") if part))
             if keyword_query.strip():
-                for hit in self.vectors.search_keyword(keyword_query, flt, k):
+                for hit in self._keyword_hits(keyword_query, flt, k):
                     c = get(hit.memory_id)
                     c.keyword, c.keyword_rank = hit.score, hit.rank
         if window is not None:
@@ -328,7 +335,7 @@ class RetrievalPipeline:
                 for hit in self.vectors.search_dense(vector, window, k):
                     get(hit.memory_id).window_dense_rank = hit.rank
             if keyword_query.strip():
-                for hit in self.vectors.search_keyword(keyword_query, window, k):
+                for hit in self._keyword_hits(keyword_query, window, k):
                     get(hit.memory_id).window_keyword_rank = hit.rank
         if options.use_core and vector is not None:
             core_ids = tuple(mid for mid in self.repo.core_memory_ids(user_id, now) if mid not in candidates)
@@ -340,6 +347,16 @@ class RetrievalPipeline:
                     c.dense = hit.score
         timings["search"] = (time.perf_counter() - t) * 1000
         return list(candidates.values())
+
+    @property
+    def _native_keyword(self) -> bool:
+        return bool(getattr(self.vectors, "native_keyword", True))
+
+    def _keyword_hits(self, keyword_query: str, flt: VectorFilter, k: int) -> list[VectorHit]:
+        """The BM25 leg: in the vector store, or from SQL where it has no BM25 (memory_core/sql_keyword.py)."""
+        if self._native_keyword:
+            return self.vectors.search_keyword(keyword_query, flt, k)
+        return self.sql_keyword.search(keyword_query, flt, k)
 
     def _speakers_named(self, user_id: str, query: str, options: RetrievalOptions) -> frozenset[str]:
         """The names in the query that are speaker labels of this user's memories. The dense legs

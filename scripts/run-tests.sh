@@ -10,6 +10,10 @@ bash scripts/install.sh --dev
 missing=""
 [ -x /usr/bin/chromium ] || missing="$missing chromium"
 command -v docker-compose >/dev/null || missing="$missing docker-compose"
+# the real Milvus server of the server tests runs in its own namespace, bridged to 127.0.0.1
+command -v socat >/dev/null || missing="$missing socat"
+command -v unshare >/dev/null || missing="$missing util-linux"
+command -v ip >/dev/null || missing="$missing iproute2"
 if [ -n "$missing" ] && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null; then
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null) \
     || echo "warning: could not install$missing; the tests that need them will say so" >&2

@@ -25,7 +25,7 @@ os.environ.setdefault("RUST_LOG", "error")  # milvus-lite's tantivy logs every c
 
 # Shared fixtures live in plain modules, registered as plugins (importing them here would
 # shadow the fixture names that other fixtures take as arguments).
-pytest_plugins = ("tests.fixtures_models", "tests.app_support")
+pytest_plugins = ("tests.fixtures_models", "tests.fixtures_milvus_server", "tests.app_support")
 
 PG_ADMIN_URL = os.environ.get("TEST_PG_ADMIN_URL", "postgresql+psycopg2://postgres@127.0.0.1:5432/postgres")
 REDIS_TEST_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0")

@@ -12,7 +12,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from memory_core import FixedClock, MemoryQuery, MemoryStatus
+from memory_core import MemoryQuery, MemoryStatus
 from memory_core.llm.base import ChatMessage
 from memory_core.llm.prompt import build_reply_messages
 from services.auth import Principal

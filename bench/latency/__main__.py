@@ -54,6 +54,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown sizes {unknown}; choose from {ORDER}")
     previous = json.loads(args.out.read_text()) if args.out.exists() else {}
     results = {k: v for k, v in previous.items() if k in ORDER}
+    servers = {k: v for k, v in previous.items() if k.startswith("server-")}  # bench.latency.server's, kept
     started = time.time()
     args.workdir.mkdir(parents=True, exist_ok=True)
     for size in sizes:
@@ -71,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         part.unlink(missing_ok=True)
         ordered = {k: results[k] for k in ORDER if k in results}
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(ordered, indent=2, ensure_ascii=False) + "\n")
+        args.out.write_text(json.dumps(ordered | servers, indent=2, ensure_ascii=False) + "\n")
         print(markdown({size: result}), flush=True)
     ordered = {k: results[k] for k in ORDER if k in results}
     print(f"\n## Results (wall time {time.time() - started:.0f} s, load average now {os.getloadavg()[0]:.2f})\n")

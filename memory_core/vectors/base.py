@@ -11,6 +11,13 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from memory_core.errors import MemoryEngineError
+
+
+class KeywordSearchUnavailable(MemoryEngineError):
+    """The store has no keyword (BM25) index: a Milvus server older than 2.5. Callers check
+    ``VectorStore.native_keyword`` first and run the keyword leg elsewhere (SQL)."""
+
 
 @dataclass(frozen=True)
 class VectorRecord:
@@ -83,7 +90,18 @@ class VectorStore(ABC):
 
     @abstractmethod
     def search_keyword(self, text: str, flt: VectorFilter, limit: int) -> list[VectorHit]:
-        """BM25 search over the stored text within one user's vectors (Chinese-capable analyzer)."""
+        """BM25 search over the stored text within one user's vectors (Chinese-capable analyzer).
+        Raises ``KeywordSearchUnavailable`` when ``native_keyword`` is False."""
+
+    @property
+    def native_keyword(self) -> bool:
+        """Whether ``search_keyword`` works here. False on a Milvus server older than 2.5 (no
+        BM25): retrieval then takes the keyword leg from SQL and says so."""
+        return True
+
+    def backend_info(self) -> dict[str, object]:
+        """What runs behind the store, for health pages (version, where keyword search runs)."""
+        return {}
 
     @abstractmethod
     def user_hashes(self, user_id: str) -> dict[str, str]:

@@ -107,6 +107,13 @@ class RebuildingStore(VectorStore):
         self._searchable()
         return self.inner.search_keyword(text, flt, limit)
 
+    @property
+    def native_keyword(self) -> bool:
+        return self.inner.native_keyword
+
+    def backend_info(self) -> dict[str, object]:
+        return self.inner.backend_info()
+
     def user_hashes(self, user_id: str) -> dict[str, str]:
         return self.inner.user_hashes(user_id)
 

@@ -1,9 +1,10 @@
-"""``VectorStore`` on Milvus through pymilvus ``MilvusClient``: Milvus Lite 2.5.1 or a 2.5+ server.
+"""``VectorStore`` on Milvus through pymilvus ``MilvusClient``: Milvus Lite 2.5.1 or a server.
 
 The same code runs embedded (the uri is a local file path; Milvus Lite runs as a child process
 of this one) and against a server (``http://host:19530`` plus a token). The differences are
-confined to the collection layout, ``_create_collection`` (partition key only on a server) and
-the client lock (Lite only):
+confined to the collection layout (schema.py: partition key only on a server; BM25 only where
+the Milvus has it, read at open by server_caps.py: Lite and servers 2.5+, not the 2.3.5 server
+our tests run, where the keyword leg comes from SQL) and the client lock (Lite only):
 
 * **Server:** one collection holds every user's active memories; ``user_id`` is its partition
   key, so a filtered search scans one partition (measured p95 ~2-3 ms at 1M vectors).
@@ -67,7 +68,7 @@ from typing import TYPE_CHECKING, Any, ContextManager, Iterable, Iterator, Seque
 import grpc
 import numpy as np
 import memory_core.vectors.pymilvus_import  # noqa: F401  (must precede pymilvus: MILVUS_URI may be a file path)
-from pymilvus import DataType, Function, FunctionType, MilvusClient
+from pymilvus import MilvusClient
 from pymilvus.exceptions import (
     ConnectError,
     ConnectionNotExistException,
@@ -76,12 +77,13 @@ from pymilvus.exceptions import (
 )
 
 from memory_core.errors import BackendUnavailable, MemoryEngineError, ValidationError
+from memory_core.vectors.base import KeywordSearchUnavailable
 from memory_core.vectors.base import VectorFilter, VectorHit, VectorRecord, VectorStore
 from memory_core.vectors.user_cache import DEFAULT_MAX_ROWS, UserVectorCache, UserVectors, shared_cache
 from memory_core.vectors.lite_stderr import lite_child_stderr
+from memory_core.vectors.schema import KEYWORD_ANALYZER, TEXT_MAX_BYTES, check_collection, create_collection
+from memory_core.vectors.server_caps import LITE_CAPS, ServerCaps, read_server_caps
 from memory_core.vectors.filters import (
-    MAX_MEMORY_ID_CHARS,
-    MAX_USER_ID_CHARS,
     build_filter,
     checked_int,
     checked_memory_type,
@@ -96,39 +98,15 @@ log = logging.getLogger(__name__)
 if TYPE_CHECKING:  # pragma: no cover
     from memory_core.config import Settings
 
-KEYWORD_ANALYZER: dict[str, Any] = {
-    "tokenizer": "jieba",
-    "filter": ["lowercase", "cnalphanumonly", {"type": "stemmer", "language": "english"}],
-}
-"""The BM25 analyzer, chosen by measurement on Milvus Lite 2.5.1 (bench/milvus_probe.py).
-
-Stored and query text may be raw mixed Chinese/English or pre-segmented by the pipeline
-(jieba tokens joined by spaces, lowercased stemmed English). Findings:
-
-* ``standard`` / ``whitespace`` / ``english``: a run of Chinese characters is one token, so
-  "芒果" never matches raw "我喜欢吃芒果" (only pre-segmented text works).
-* ``{"type": "chinese"}`` segments Chinese but is case-sensitive ("alice" misses "Alice")
-  and ignores extra filters.
-* ``jieba`` tokenizer alone emits the spaces of pre-segmented text as tokens, so a query
-  "喜欢 芒果" matched every English document through the " " token.
-* jieba + ``lowercase`` + ``cnalphanumonly`` (drops space and punctuation tokens) +
-  English ``stemmer`` found the right documents for every zh / en / mixed query, raw or
-  pre-segmented, and lets raw "hiking" meet pre-stemmed "hike" (Porter2 is near-idempotent,
-  so text stemmed by the pipeline is unchanged by a second pass).
-  Known loss: a token mixing letters, digits and punctuation ("ID-42", "v2.5") is dropped.
-
-Kept in one constant so a server collection is created with exactly the same analyzer.
-"""
-
 UPSERT_BATCH_ROWS = 1_000
 UPSERT_BATCH_BYTES = 16 * 1024 * 1024  # well under gRPC's message limit
 DELETE_BATCH_IDS = 1_000
 ITERATOR_BATCH = 1_000
 LOAD_TIMEOUT_S = 300
+CREATE_TIMEOUT_S = 120
 MAX_LIMIT = 16_384  # Milvus topk ceiling
 LOAD_BATCH = 4_096  # rows per page when loading a user's vectors into the cache
 SEARCH_BATCH = 256  # query vectors per batched search request
-TEXT_MAX_BYTES = 65_535
 LITE_FILE_NAME = re.compile(r"^[a-zA-Z0-9.\-_]+$")
 LITE_FILE_NAME_MAX = 36
 _SERVER_SCHEMES = ("http://", "https://", "tcp://", "grpc://", "unix:")
@@ -156,7 +134,8 @@ def shard_collection(base: str, shards: int, index: int) -> str:
 
 
 class _LiteIteratorNoise(logging.Filter):
-    """Drop pymilvus's per-iterator warning that Lite has no MVCC timestamp (expected there)."""
+    """Drop pymilvus's per-iterator warning that Lite (or a server before 2.4) has no MVCC
+    timestamp (expected there)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         return "failed to get mvccTs" not in record.getMessage()
@@ -196,6 +175,9 @@ def _is_unavailable(exc: MilvusException) -> bool:
             "deadline",
             "not ready",
             "open local milvus failed",  # Lite file locked by another process, or Lite failed to start
+            # a server restarted after a crash reloads its collections by itself, ~25 s on 2.3.5
+            # (measured); until then every read fails with this (code 101): transient, not a bug
+            "collection not loaded",
         )
     )
 
@@ -246,6 +228,9 @@ class MilvusVectorStore(VectorStore):
         # never interleave an iterator with a write. A server handles concurrency itself.
         self._lock: ContextManager[Any] = nullcontext() if self._is_server else threading.RLock()
         self._closed = False
+        # What the Milvus behind this store can do: read from a server at open (server_caps.py).
+        self._caps: ServerCaps = LITE_CAPS
+        self._keyword_in_milvus = True  # False: no BM25 here, the keyword leg runs in SQL
         if not self._is_server:
             logging.getLogger("pymilvus.orm.iterator").addFilter(_LITE_NOISE_FILTER)  # idempotent
             name = Path(uri).name
@@ -267,6 +252,10 @@ class MilvusVectorStore(VectorStore):
         try:
             with self._guard("open collection"):
                 if self._is_server:
+                    self._caps = read_server_caps(self._client, self._timeout)
+                    self._keyword_in_milvus = self._caps.bm25
+                    if self._caps.version < (2, 4, 0):  # no MVCC timestamp for iterators before 2.4 either
+                        logging.getLogger("pymilvus.orm.iterator").addFilter(_LITE_NOISE_FILTER)
                     if not self._client.has_collection(collection, timeout=self._timeout):
                         self._create_collection(collection)
                     self._open_collection(collection)
@@ -347,58 +336,18 @@ class MilvusVectorStore(VectorStore):
             return sorted(self._existing)
 
     def _create_collection(self, name: str) -> None:
-        schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
-        schema.add_field("memory_id", DataType.VARCHAR, is_primary=True, max_length=MAX_MEMORY_ID_CHARS)
-        user_kwargs: dict[str, Any] = {"is_partition_key": True} if self._is_server else {}
-        schema.add_field("user_id", DataType.VARCHAR, max_length=MAX_USER_ID_CHARS * 4, **user_kwargs)
-        schema.add_field("embedding", DataType.FLOAT_VECTOR, dim=self._dim)
-        schema.add_field(
-            "text",
-            DataType.VARCHAR,
-            max_length=TEXT_MAX_BYTES,
-            enable_analyzer=True,
-            enable_match=True,
-            analyzer_params=KEYWORD_ANALYZER,
-        )
-        schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
-        schema.add_field("importance", DataType.INT64)
-        schema.add_field("created_at", DataType.INT64)
-        schema.add_field("expires_at", DataType.INT64)
-        schema.add_field("memory_type", DataType.VARCHAR, max_length=32)
-        schema.add_field("content_hash", DataType.VARCHAR, max_length=128)
-        schema.add_function(
-            Function(
-                name="text_bm25",
-                function_type=FunctionType.BM25,
-                input_field_names=["text"],
-                output_field_names=["sparse"],
-            )
-        )
-        index_params = self._client.prepare_index_params()
-        index_params.add_index("embedding", index_type="FLAT", metric_type="COSINE")
-        index_params.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
-        extra: dict[str, Any] = {"num_partitions": 64} if self._is_server else {}
-        self._client.create_collection(
-            name,
-            schema=schema,
-            index_params=index_params,
-            consistency_level="Strong",  # a memory written now must be found by the next search
-            timeout=self._timeout,
-            **extra,
-        )
+        # Its own budget, like loading: a new 64-partition collection on a busy 2-core machine
+        # took over 10 s on the 2.3.5 server (DEADLINE_EXCEEDED at the default timeout).
+        create_collection(self._client, name, self._dim, partition_key=self._caps.partition_key,
+                          bm25=self._caps.bm25, timeout=max(self._timeout, CREATE_TIMEOUT_S))
 
     def _check_existing_schema(self, name: str) -> None:
-        info = self._client.describe_collection(name, timeout=self._timeout)
-        fields = {f["name"]: f for f in info.get("fields", [])}
-        embedding = fields.get("embedding")
-        if embedding is None or "sparse" not in fields:
-            raise ValidationError(f"collection {name!r} was not created by this store")
-        existing_dim = int(embedding.get("params", {}).get("dim", -1))
-        if existing_dim != self._dim:
-            raise ValidationError(
-                f"collection {name!r} holds {existing_dim}-d vectors but the embedding "
-                f"model produces {self._dim}-d ones; use another collection or re-index"
-            )
+        has_sparse = check_collection(self._client, name, self._dim, require_sparse=not self._is_server,
+                                      timeout=self._timeout)
+        if not has_sparse and self._keyword_in_milvus:
+            log.warning("collection %s has no BM25 field (made on a Milvus server older than 2.5): the keyword "
+                        "leg of recall runs in SQL until it is re-created", name)
+            self._keyword_in_milvus = False
 
     # ------------------------------------------------------------------ plumbing
 
@@ -529,8 +478,11 @@ class MilvusVectorStore(VectorStore):
                 self._writable(name)
                 if fresh:
                     self._client.insert(name, rows, timeout=self._timeout)
-                else:
+                elif self._caps.upsert:
                     self._client.upsert(name, rows, timeout=self._timeout)
+                else:  # upsert misroutes rows under a partition key here (server_caps.py)
+                    self._client.delete(name, filter=ids_filter([r["memory_id"] for r in rows]), timeout=self._timeout)
+                    self._client.insert(name, rows, timeout=self._timeout)
         except BaseException:
             if self._vcache is not None:  # outcome unknown: forget these users' cached vectors
                 for user in {r["user_id"] for r in rows}:
@@ -699,7 +651,12 @@ class MilvusVectorStore(VectorStore):
         return True
 
     def search_keyword(self, text: str, flt: VectorFilter, limit: int) -> list[VectorHit]:
-        """BM25 over the stored text; ``[]`` for text with no indexable token."""
+        """BM25 over the stored text; ``[]`` for text with no indexable token. On a server without
+        BM25 (``native_keyword`` False) this is an error: the caller runs the keyword leg in SQL."""
+        if not self._keyword_in_milvus:
+            raise KeywordSearchUnavailable(
+                f"{self._caps.label} has no BM25 full-text search (Milvus 2.5+ has); "
+                "the keyword leg must come from SQL (memory_core.sql_keyword)")
         if not isinstance(text, str):
             raise ValidationError("keyword query must be a string")
         expr = build_filter(flt)
@@ -793,6 +750,20 @@ class MilvusVectorStore(VectorStore):
     @property
     def is_server(self) -> bool:
         return self._is_server
+
+    @property
+    def caps(self) -> ServerCaps:
+        """What the Milvus behind this store can do (read from a server at open)."""
+        return self._caps
+
+    @property
+    def native_keyword(self) -> bool:
+        """True when ``search_keyword`` runs BM25 in Milvus (Lite, a 2.5+ server)."""
+        return self._keyword_in_milvus
+
+    def backend_info(self) -> dict[str, object]:
+        return {"vector_backend": self._caps.label, "vector_server_version": self._caps.version_text,
+                "keyword_search": "milvus-bm25" if self._keyword_in_milvus else "sql"}
 
     @property
     def collection(self) -> str:
