@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from memory_core.archive_files import (
     archive_path,
@@ -54,10 +54,14 @@ def get(parts: EngineParts, memory_id: str, user_id: str | None = None) -> Memor
     return record
 
 
-def reindex(parts: EngineParts, records: Sequence[MemoryRecord]) -> None:
-    """Write these memories' vectors; a failure leaves them pending for reconcile."""
+def reindex(parts: EngineParts, records: Sequence[MemoryRecord], known: Mapping[str, Any] | None = None) -> None:
+    """Write these memories' vectors (``known``: vectors of unchanged texts, reused); a failure
+    leaves them pending for reconcile."""
     try:
-        parts.indexer.index_records(list(records))
+        if known:
+            parts.indexer.index_records(list(records), known)
+        else:
+            parts.indexer.index_records(list(records))
     except Exception as exc:
         log.warning("re-index failed; left pending for reconcile: %s", exc)
 

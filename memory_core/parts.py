@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Protocol, Sequence
+from typing import Any, Mapping, Protocol, Sequence
 
 from memory_core.cache import ResultCache
 from memory_core.clock import Clock
@@ -27,7 +27,7 @@ from memory_core.vectors.base import VectorStore
 class Indexer(Protocol):
     """Writes the vectors of stored memories and marks their rows written (the write pipeline)."""
 
-    def index_records(self, records: Sequence[MemoryRecord]) -> None: ...
+    def index_records(self, records: Sequence[MemoryRecord], known: Mapping[str, Any] | None = None) -> Any: ...
 
 
 class Flusher(Protocol):

@@ -12,7 +12,7 @@ import uuid
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -429,12 +429,18 @@ class WritePipeline:
         except Exception as exc:  # the write has landed; reconcile indexes whatever is left pending
             log.warning("re-index of %d deduplicated memories failed; left for reconcile: %s", len(memory_ids), exc)
 
-    def index_records(self, records: Sequence[MemoryRecord]) -> int:
+    def index_records(self, records: Sequence[MemoryRecord], known: Mapping[str, np.ndarray] | None = None) -> int:
         """(Re-)embed and upsert stored memories, then mark them written. Used by edits,
-        restores and reconcile so every path indexes a memory identically."""
+        restores and reconcile so every path indexes a memory identically. ``known`` may give
+        the passage vectors of memories whose text has not changed since they were embedded
+        (newer-wins re-indexes a memory only to raise its importance: ~7 ms of embedding)."""
         if not records:
             return 0
-        vectors = self.embedder.embed_passages([embed_text(r.content, r.context) for r in records])
+        known = known or {}
+        todo = [r for r in records if r.memory_id not in known]
+        fresh = dict(zip((r.memory_id for r in todo),
+                         self.embedder.embed_passages([embed_text(r.content, r.context) for r in todo]))) if todo else {}
+        vectors = [known[r.memory_id] if r.memory_id in known else fresh[r.memory_id] for r in records]
         self.vectors.upsert([vector_record(r, v) for r, v in zip(records, vectors)])
         ids = [r.memory_id for r in records]
         self.repo.set_vector_written(ids, True, {r.memory_id: r.content_hash for r in records})

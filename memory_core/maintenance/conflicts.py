@@ -197,7 +197,7 @@ def resolve_conflicts(parts: EngineParts, memory_ids: Sequence[str], actor: str,
     raised = [r for r in parts.repo.get_many(sorted({new for _old, new in pairs})).values()
               if not r.vector_written and r.status is MemoryStatus.ACTIVE]
     if raised:
-        reindex(parts, raised)
+        reindex(parts, raised, {r.memory_id: given[r.memory_id] for r in raised if r.memory_id in given})
     return pairs
 
 
