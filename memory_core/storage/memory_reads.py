@@ -16,6 +16,12 @@ from memory_core.storage.schema import MemoryRow
 from memory_core.types import MemoryStatus
 
 
+def _alive(user_id: str, now: datetime) -> tuple:
+    """The user's active memories not expired at ``now``: where every read below starts."""
+    return (MemoryRow.user_id == user_id, MemoryRow.status == MemoryStatus.ACTIVE.value,
+            or_(MemoryRow.expires_at.is_(None), MemoryRow.expires_at > now))
+
+
 class MemoryReads(MemoryStore):
     def core_memory_ids(self, user_id: str, now: datetime, min_importance: int = 5, limit: int = 20) -> list[str]:
         """The user's most important active memories (the design's tiered core store)."""
@@ -23,10 +29,8 @@ class MemoryReads(MemoryStore):
             rows = s.scalars(
                 select(MemoryRow.memory_id)
                 .where(
-                    MemoryRow.user_id == user_id,
-                    MemoryRow.status == MemoryStatus.ACTIVE.value,
+                    *_alive(user_id, now),
                     MemoryRow.importance >= min_importance,
-                    or_(MemoryRow.expires_at.is_(None), MemoryRow.expires_at > now),
                 )
                 .order_by(MemoryRow.created_at.desc())
                 .limit(limit)
@@ -40,11 +44,9 @@ class MemoryReads(MemoryStore):
             rows = s.scalars(
                 select(MemoryRow)
                 .where(
-                    MemoryRow.user_id == user_id,
-                    MemoryRow.status == MemoryStatus.ACTIVE.value,
+                    *_alive(user_id, now),
                     MemoryRow.constraint_kind.is_not(None),
                     MemoryRow.created_at <= now,
-                    or_(MemoryRow.expires_at.is_(None), MemoryRow.expires_at > now),
                 )
                 .order_by(MemoryRow.created_at.desc())
                 .limit(limit)
@@ -57,11 +59,9 @@ class MemoryReads(MemoryStore):
         meets ``[start, end)``, written no later than ``now``; newest first, at most ``limit``.
         Retrieval's time-window legs admit them beside what was written inside the window."""
         conditions = [
-            MemoryRow.user_id == user_id,
-            MemoryRow.status == MemoryStatus.ACTIVE.value,
+            *_alive(user_id, now),
             MemoryRow.event_start.is_not(None),
             MemoryRow.created_at <= now,
-            or_(MemoryRow.expires_at.is_(None), MemoryRow.expires_at > now),
         ]
         if end is not None:
             conditions.append(MemoryRow.event_start < end)
@@ -127,9 +127,7 @@ class MemoryReads(MemoryStore):
             rows = s.scalars(
                 select(MemoryRow)
                 .where(
-                    MemoryRow.user_id == user_id,
-                    MemoryRow.status == MemoryStatus.ACTIVE.value,
-                    or_(MemoryRow.expires_at.is_(None), MemoryRow.expires_at > now),
+                    *_alive(user_id, now),
                     or_(*[func.lower(MemoryRow.content).contains(term.lower(), autoescape=True) for term in terms]),
                 )
                 .order_by(MemoryRow.created_at.desc())
