@@ -16,13 +16,7 @@ own path); a LoCoMo / MADial result when its provenance is a gold id.
 """
 from __future__ import annotations
 
-import os
-
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-os.environ.setdefault("RUST_LOG", "error")
+import bench.offline_env  # noqa: F401  (sets the environment before the imports below)
 
 import argparse  # noqa: E402
 import json  # noqa: E402

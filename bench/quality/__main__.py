@@ -1,13 +1,8 @@
 """``python -m bench.quality [--quick | --conversations N] [--forgetting on|off|both] [--precision auto|fp32|int8] [--llm]``."""
 from __future__ import annotations
 
-import os
-
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-os.environ.setdefault("RUST_LOG", "error")
+import bench.offline_env  # noqa: F401  (sets the environment before the imports below)
+import os  # noqa: E402
 
 import argparse  # noqa: E402
 import logging  # noqa: E402
