@@ -21,7 +21,7 @@ from memory_core.clock import Clock, as_utc
 from memory_core.config import Settings
 from memory_core.embedding.base import Embedder
 from memory_core.errors import ValidationError
-from memory_core.indexing import embed_text, vector_record
+from memory_core.indexing import context_key, embed_text, vector_record
 from memory_core.lifecycle import content_hash, expires_at_for
 from memory_core.llm.base import LLMProvider
 from memory_core.records import AddItem, AddResult, MemoryRecord
@@ -50,12 +50,17 @@ class _Chunk:
     session_id: str | None
     meta: dict[str, Any]
     source: list[str]
-    context: str = ""  # the turn it answered, redacted and trimmed: part of the retrieval key
+    context: str = ""  # the previous turn, redacted and trimmed: read by the analysis
     analysis: Analysis | None = None
     vector: np.ndarray | None = None
     hash: str = ""
     duplicate_of: str | None = None  # an existing (or earlier in this batch) memory id
     memory_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+
+    @property
+    def key_context(self) -> str:
+        """The turn it answered, stored with it and part of its retrieval key (``context_key``)."""
+        return context_key(self.context)
 
 
 def _sources(source: str | Sequence[str] | None) -> list[str]:
@@ -151,7 +156,7 @@ class WritePipeline:
         worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed")
 
         def embed(stage: list[_Chunk]) -> Future[np.ndarray]:
-            return worker.submit(self.embedder.embed_passages, [embed_text(c.text, c.context) for c in stage])
+            return worker.submit(self.embedder.embed_passages, [embed_text(c.text, c.key_context) for c in stage])
 
         try:
             ahead = embed(stages[0])
@@ -357,7 +362,7 @@ class WritePipeline:
                     status=MemoryStatus.ACTIVE.value, created_at=chunk.at, updated_at=chunk.at,
                     expires_at=expires_at_for(analysis.importance, chunk.at, ttl), expired_at=None,
                     source=chunk.source, access_count=0, last_accessed_at=None, superseded_by=None,
-                    merged_from=[], vector_written=False, content_hash=chunk.hash, context=chunk.context or None,
+                    merged_from=[], vector_written=False, content_hash=chunk.hash, context=chunk.key_context or None,
                     event_start=event.start if event else None, event_end=event.end if event else None,
                     constraint_kind=analysis.constraint_kind,
                 )

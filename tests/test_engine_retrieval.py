@@ -158,6 +158,32 @@ def test_context_is_trimmed_to_its_end_and_blank_context_is_none(make_engine) ->
     assert engine.get(engine.add("u1", "Green tea too.", context="   ").memory_ids[0]).context == ""
 
 
+@pytest.mark.parametrize("turn, reply, keyed", [
+    ("Assistant: Do you have any pets at home?", "Yes, two of them.", True),
+    ("助手：你家里有宠物吗", "有两只，叫年糕和汤圆。", True),
+    ("助手：你平时喝什么茶？", "乌龙茶。", True),
+    # Not questions: the memory is keyed by its own words only.
+    ("Assistant: Lovely weather in Leeds today.", "I work as a nurse in Leeds.", False),
+    ("I went hiking with Anna last weekend.", "My sister Anna lives in Porto.", False),
+    ("助手：今天杭州天气不错。", "我在杭州做护士。", False),
+    ("我上周和表弟去爬山了。", "我表弟在深圳上班。", False),
+])
+def test_only_a_question_becomes_part_of_a_memorys_key(make_engine, turn: str, reply: str, keyed: bool) -> None:
+    """The previous turn is stored and indexed with a memory only when the memory answers it; a
+    statement after a statement is keyed by its own words (the previous turn would pull it
+    toward queries about that turn: measured in memory_core.indexing.context_key)."""
+    engine = make_engine(clock=FixedClock(NOW))
+    record = engine.get(engine.add("u1", reply, context=turn).memory_ids[0])
+    assert record.content == reply
+    if keyed:
+        assert record.context and record.context.rstrip().endswith(turn[-4:].rstrip())
+    else:
+        assert record.context == ""
+        plain = engine.get(engine.add("u2", reply).memory_ids[0])
+        report = engine.reconcile("u1")
+        assert plain.context == "" and report.written == report.reembedded == 0
+
+
 def test_the_same_words_in_another_context_still_refresh_the_memory(make_engine) -> None:
     """Context is part of the key, not of the memory's identity: an exact repeat said in reply to
     something else is a duplicate (the content hash ignores the context)."""
