@@ -117,7 +117,7 @@ def create_app(memory: MemoryEngine, *, keys: ApiKeyRepository | None = None, li
     from api.routes import router
 
     settings = settings or ApiSettings()
-    keys = keys or ApiKeyRepository(memory.repo.engine)
+    keys = keys or ApiKeyRepository(memory.sql_database)
     limiter = limiter or build_limiter(keys, memory.settings.redis_url, settings.api_rate_window_s)
     # The docs page's scripts are served by the API itself (fastapi-offline), not from a CDN: it
     # works where the API has no internet, and the page asks nothing of another host.

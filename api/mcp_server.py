@@ -70,7 +70,7 @@ def build_server(memory: "MemoryEngine", user_id: str, actor: str = "mcp") -> MC
             if is_question_or_request(text):
                 return NOT_STORED
             result = memory.add(user_id, text, actor=actor)
-            stored = memory.repo.get_many(result.memory_ids)
+            stored = memory.get_many(result.memory_ids, user_id=user_id)
         except MemoryEngineError as exc:
             raise ToolError(str(exc)) from exc
         lines = [f"- id={mid} text={quote(stored[mid].content)}" for mid in result.memory_ids if mid in stored]
@@ -185,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
         from memory_core.storage.api_keys import ApiKeyRepository
 
         settings = ApiSettings()
-        keys = ApiKeyRepository(memory.repo.engine)
+        keys = ApiKeyRepository(memory.sql_database)
         app = build_server(memory, user_id, actor=f"mcp:http:{args.tenant}").streamable_http_app(host=args.host)
         guarded = BearerKeys(app, KeyAuthenticator(keys, cache_s=settings.api_key_cache_s),
                              build_limiter(keys, memory.settings.redis_url, settings.api_rate_window_s),

@@ -20,6 +20,8 @@ from memory_core.cache import ResultCache, open_cache
 from memory_core.clock import Clock, SystemClock
 from memory_core.config import Settings
 from memory_core.embedding.base import Embedder
+from memory_core.engine_jobs import EngineJobs
+from memory_core.engine_reads import EngineReads
 from memory_core.errors import ValidationError
 from memory_core.llm.base import LLMProvider
 from memory_core.logs import request_context
@@ -41,7 +43,7 @@ from memory_core.records import (
 )
 from memory_core.rerank import Reranker
 from memory_core.retrieval import RetrievalOptions, RetrievalPipeline
-from memory_core.storage.repository import SqlRepository
+from memory_core.sql_ports import SqlRepositoryPort, check_repository
 from memory_core.telemetry import Recorder
 from memory_core.text.pii import redact
 from memory_core.types import MemoryType
@@ -64,11 +66,16 @@ log = logging.getLogger(__name__)
 _UNSET: Any = lifecycle_ops.UNSET
 
 
-class MemoryEngine:
+class MemoryEngine(EngineReads, EngineJobs):
+    """The one object callers use. Besides the methods below it offers, from its mixins, the
+    reads pages need (``engine_reads``: ``get_many``, ``sessions``, ``session_messages``, the
+    analytics aggregates) and the operations side (``engine_jobs``: the job-run log, leases,
+    ``database_ok``, ``sql_database``), so no caller reaches into ``repo``."""
+
     def __init__(
         self,
         settings: Settings,
-        repo: SqlRepository,
+        repo: SqlRepositoryPort,
         vectors: VectorStore,
         embedder: Embedder,
         llm: LLMProvider,
@@ -76,6 +83,7 @@ class MemoryEngine:
         clock: Clock | None = None,
         reranker: Reranker | None = None,
     ) -> None:
+        repo = check_repository(repo)  # a wrong object fails here, not mid-request
         clock = clock or SystemClock()
         self.reranker = reranker
         self.recorder = Recorder(repo)
@@ -93,7 +101,9 @@ class MemoryEngine:
         return self.parts.settings
 
     @property
-    def repo(self) -> SqlRepository:
+    def repo(self) -> SqlRepositoryPort:
+        """The SQL port, for the engine's own parts and for tests; services and the API use the
+        facade's methods instead (``tests/test_layers.py`` holds them to it)."""
         return self.parts.repo
 
     @property
@@ -325,20 +335,31 @@ def open_memory(
     llm: LLMProvider | None = None,
     cache: ResultCache | None = None,
     reranker: Reranker | None = None,
+    repo: SqlRepositoryPort | None = None,
 ) -> MemoryEngine:
-    """Build the engine from settings (the environment's when omitted); any part may be injected."""
+    """Build the engine from settings (the environment's when omitted); any part may be injected.
+
+    ``repo``: the SQL repository (any ``sql_ports.SqlRepositoryPort``; checked here, a
+    ``TypeError`` names what it lacks). It is used as given: its schema must already be migrated
+    (``storage.migrations.migrate``), and ``Settings.database_url`` is then not opened at all
+    (the Redis cache's namespace still comes from ``Settings``: point ``database_url`` at the
+    same database, or set ``CACHE_NAMESPACE``, when replicas share a Redis)."""
     from memory_core.embedding import load_embedder
     from memory_core.llm import build_llm
     from memory_core.rerank import load_reranker
     from memory_core.storage.database import create_sql_engine
     from memory_core.storage.migrations import migrate
+    from memory_core.storage.repository import SqlRepository
     from memory_core.vector_open import open_vectors, start_rebuild
 
     settings = settings or Settings()
     settings.data_dir.mkdir(parents=True, exist_ok=True)
-    sql = create_sql_engine(settings.resolved_database_url)
-    migrate(sql)
-    repo = SqlRepository(sql)
+    if repo is not None:
+        repo = check_repository(repo)
+    else:
+        sql = create_sql_engine(settings.resolved_database_url)
+        migrate(sql)
+        repo = SqlRepository(sql)
     embedder = embedder or load_embedder(settings.embedding_model, settings.resolved_model_cache_dir,
                                          settings.embedding_batch_size, settings.embedding_backend,
                                          settings.embedding_precision)

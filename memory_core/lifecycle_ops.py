@@ -25,7 +25,7 @@ from memory_core.indexing import embed_text
 from memory_core.lifecycle import content_hash, expires_at_for
 from memory_core.parts import EngineParts
 from memory_core.records import MemoryRecord
-from memory_core.storage.repository import snapshot
+from memory_core.records import snapshot
 from memory_core.text.event_time import event_span
 from memory_core.text.pii import redact
 from memory_core.types import MemoryStatus, MemoryType

@@ -20,7 +20,7 @@ from memory_core.config import Settings
 from memory_core.embedding.base import Embedder
 from memory_core.llm.base import LLMProvider
 from memory_core.records import MemoryRecord
-from memory_core.storage.repository import SqlRepository
+from memory_core.sql_ports import SqlRepositoryPort
 from memory_core.vectors.base import VectorStore
 
 
@@ -39,7 +39,7 @@ class Flusher(Protocol):
 @dataclass(eq=False)
 class EngineParts:
     settings: Settings
-    repo: SqlRepository
+    repo: SqlRepositoryPort
     vectors: VectorStore
     embedder: Embedder
     llm: LLMProvider

@@ -27,7 +27,7 @@ from typing import Sequence
 from memory_core.indexing import index_text
 from memory_core.lifecycle import epoch
 from memory_core.records import MemoryRecord
-from memory_core.storage.repository import SqlRepository
+from memory_core.sql_ports import KeywordCandidates
 from memory_core.vectors.base import VectorFilter, VectorHit
 
 CANDIDATES = 500
@@ -89,7 +89,7 @@ def bm25_rank(query_terms: Sequence[str], docs: dict[str, list[str]], limit: int
 class SqlKeywordLeg:
     """``search(text, flt, limit)`` with the signature and meaning of ``VectorStore.search_keyword``."""
 
-    def __init__(self, repo: SqlRepository, candidates: int = CANDIDATES) -> None:
+    def __init__(self, repo: KeywordCandidates, candidates: int = CANDIDATES) -> None:
         self.repo = repo
         self.candidates = candidates
 

@@ -9,14 +9,14 @@ from datetime import datetime
 from typing import Any, Sequence
 
 from memory_core.storage.errors import DATABASE_DOWN
-from memory_core.storage.repository import SqlRepository
+from memory_core.sql_ports import TelemetryRepository
 
 log = logging.getLogger(__name__)
 MAX_BATCH = 500  # queued records written per transaction
 
 
 class Recorder:
-    def __init__(self, repo: SqlRepository, max_queue: int = 10_000) -> None:
+    def __init__(self, repo: TelemetryRepository, max_queue: int = 10_000) -> None:
         self._repo = repo
         self._queue: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=max_queue)
         self._thread = threading.Thread(target=self._run, name="memory-recorder", daemon=True)

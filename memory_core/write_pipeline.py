@@ -24,8 +24,8 @@ from memory_core.errors import ValidationError
 from memory_core.indexing import context_key, embed_text, vector_record
 from memory_core.lifecycle import content_hash, expires_at_for
 from memory_core.llm.base import LLMProvider
-from memory_core.records import AddItem, AddResult, MemoryRecord
-from memory_core.storage.repository import SqlRepository, snapshot
+from memory_core.records import AddItem, AddResult, MemoryRecord, snapshot
+from memory_core.sql_ports import SqlRepositoryPort
 from memory_core.text.chunking import chunk_text
 from memory_core.text.event_time import event_span
 from memory_core.text.facts import is_paraphrase, same_values
@@ -71,9 +71,9 @@ def _sources(source: str | Sequence[str] | None) -> list[str]:
     return [str(s) for s in source]
 
 
-def _existing_hashes(repo: SqlRepository, user_id: str, hashes: Sequence[str]) -> dict[str, str]:
+def _existing_hashes(repo: SqlRepositoryPort, user_id: str, hashes: Sequence[str]) -> dict[str, str]:
     """content_hash -> id of an active memory of ``user_id`` with that hash (one query for a batch;
-    the batched form of ``SqlRepository.find_by_hash``)."""
+    the batched form of ``find_by_hash``)."""
     return repo.hashes_to_ids(user_id, hashes)
 
 
@@ -93,7 +93,7 @@ class WritePipeline:
     def __init__(
         self,
         settings: Settings,
-        repo: SqlRepository,
+        repo: SqlRepositoryPort,
         vectors: VectorStore,
         embedder: Embedder,
         llm: LLMProvider,

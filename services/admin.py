@@ -227,7 +227,7 @@ def merge_preview(principal: Principal, engine: "MemoryEngine", user_id: str) ->
     require_user_in_scope(principal, user_id)
     proposals = list(maintenance.plan_merges(engine.parts, user_id))
     ids = [mid for p in proposals for mid in getattr(p, "memory_ids", [])]
-    records = engine.repo.get_many(ids)
+    records = engine.get_many(ids, user_id=user_id)
     contents = {mid: rec.content for mid, rec in records.items()}
     message = f"{len(proposals)} merge(s) proposed." if proposals else "Nothing to merge for this user."
     return MergePlan(True, proposals, contents, message)

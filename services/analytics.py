@@ -1,7 +1,7 @@
 """Numbers and charts for stakeholders: what is stored, how it grows and expires, how fast
 retrieval is, how often the cache answers, and what the scheduler did.
 
-Aggregates run in SQL (GROUP BY in repository methods), so the page stays fast with many
+Aggregates run in SQL (GROUP BY, through the engine's analytics reads), so the page stays fast with many
 memories; figures are plotly objects the page only displays. Each ``Chart`` carries an
 explanation for when it has no data yet.
 
@@ -52,18 +52,18 @@ def _user_prefix(demo_only: bool) -> str:
 
 def _importance_frame(engine: "MemoryEngine", demo_only: bool = False) -> pd.DataFrame:
     """Active memories counted by user, type and importance."""
-    rows = engine.repo.count_active_by_type_and_importance(_user_prefix(demo_only))
+    rows = engine.count_active_by_type_and_importance(_user_prefix(demo_only))
     return pd.DataFrame(rows, columns=["user_id", "memory_type", "importance", "count"])
 
 
 def _status_by_user_frame(engine: "MemoryEngine", demo_only: bool = False) -> pd.DataFrame:
-    rows = engine.repo.count_by_user_and_status(_user_prefix(demo_only))
+    rows = engine.count_by_user_and_status(_user_prefix(demo_only))
     return pd.DataFrame(rows, columns=["user_id", "status", "count"])
 
 
 def _growth_frame(engine: "MemoryEngine") -> pd.DataFrame:
     """Per day: memories created, memories expired, and the running total still stored."""
-    created_at, expired_at = engine.repo.created_and_expired_times()
+    created_at, expired_at = engine.created_and_expired_times()
     created = pd.DataFrame({"at": created_at}, columns=["at"])
     expired = pd.DataFrame({"at": expired_at}, columns=["at"])
     if created.empty:
@@ -81,7 +81,7 @@ def _growth_frame(engine: "MemoryEngine") -> pd.DataFrame:
 def _metrics_frame(engine: "MemoryEngine", since: datetime | None = None, demo_only: bool = False) -> pd.DataFrame:
     """One row per recorded search; ``cache_hit`` as a real bool (a nullable or integer column
     must not turn hits into NaN or strings before the rate is taken)."""
-    frame = pd.DataFrame(engine.repo.metrics(since=since))
+    frame = pd.DataFrame(engine.retrieval_metrics(since=since))
     if not frame.empty:
         frame["at"] = pd.to_datetime(frame["at"], utc=True)
         frame["cache_hit"] = frame["cache_hit"].fillna(False).astype(bool)

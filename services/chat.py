@@ -177,15 +177,15 @@ class ChatService:
         """The user's past sessions, most recent first, with a short title from the first message."""
         out = []
         with _database("sessions"):
-            for row in self.engine.repo.user_sessions(principal.user_id, limit=limit):
-                first = self.engine.repo.session_messages(principal.user_id, row["session_id"], limit=1)
+            for row in self.engine.sessions(principal.user_id, limit=limit):
+                first = self.engine.session_messages(principal.user_id, row["session_id"], limit=1)
                 title = first[0]["content"] if first else row["session_id"]
                 out.append({**row, "title": title[:40] + ("…" if len(title) > 40 else "")})
         return out
 
     def transcript(self, principal: Principal, session_id: str) -> list[dict[str, Any]]:
         with _database("transcript"):
-            return self.engine.repo.session_messages(principal.user_id, session_id, limit=500)
+            return self.engine.session_messages(principal.user_id, session_id, limit=500)
 
     def has_memories(self, principal: Principal) -> bool:
         """True when the user has at least one active memory (the page offers demo data otherwise)."""
@@ -203,8 +203,8 @@ class ChatService:
         engine = self.engine
         now = engine.clock.now()
         with _database("prepare_turn"):
-            earlier = engine.repo.session_messages(principal.user_id, session_id,
-                                                   limit=500)[-2 * self.history_turns:]
+            earlier = engine.session_messages(principal.user_id, session_id,
+                                              limit=500)[-2 * self.history_turns:]
             message_id = uuid.uuid4().hex
             engine.record_message(message_id=message_id, user_id=principal.user_id, session_id=session_id,
                                   role="user", content=text, at=now)
@@ -258,7 +258,7 @@ class ChatService:
             with _database("remember"):
                 result = self.engine.add(principal.user_id, statement, session_id=session_id, source=message_id,
                                          actor=f"chat:{principal.username}", context=answered)
-                records = self.engine.repo.get_many(result.memory_ids + result.superseded)
+                records = self.engine.get_many(result.memory_ids + result.superseded, user_id=principal.user_id)
         except DatabaseUnavailable as exc:
             return Remembered(message_id, [], [], [], [], [], error=str(exc))
         except Exception as exc:  # shown as a notice; the chat goes on

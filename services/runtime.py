@@ -62,8 +62,8 @@ def get_engine() -> "MemoryEngine":
 
 
 def database_ok(engine: "MemoryEngine") -> bool:
-    """Whether the SQL database answers now (the repository's ``SELECT 1`` ping, which never raises)."""
-    return engine.repo.ping()
+    """Whether the SQL database answers now (the engine's ``SELECT 1`` probe, which never raises)."""
+    return engine.database_ok()
 
 
 def last_error() -> str | None:

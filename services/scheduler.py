@@ -3,8 +3,8 @@
 APScheduler's ``BackgroundScheduler`` is started by ``start_scheduler`` behind a module-level
 lock, so reruns and browser sessions never start a second one. With several app processes
 (several Streamlit servers on one database) every process schedules the jobs, but each run
-first takes a lease in SQL (``repo.try_lock``): only the holder runs it; the others log a
-'skipped' run. Every run, whatever its outcome, is logged with ``repo.start_job/finish_job``,
+first takes a lease in SQL (``engine.try_lease``): only the holder runs it; the others log a
+'skipped' run. Every run, whatever its outcome, is logged with ``engine.start_job_run/finish_job_run``,
 with who started it under ``started_by`` in its counts (``"scheduler"`` for the background
 jobs, the staff member's actor for a run started from the admin page).
 """
@@ -102,8 +102,8 @@ def run_job(engine: "MemoryEngine", name: str, fn: Callable[[], dict[str, Any]],
     counts: dict[str, Any] = {}
     try:
         now = engine.clock.now()
-        run_id = engine.repo.start_job(name, now)
-        locked = engine.repo.try_lock(name, holder, now, now + timedelta(seconds=lease_s))
+        run_id = engine.start_job_run(name, now)
+        locked = engine.try_lease(name, holder, now, now + timedelta(seconds=lease_s))
         if not locked:
             outcome, detail = "skipped", "another process holds the lease"
         else:
@@ -123,13 +123,13 @@ def run_job(engine: "MemoryEngine", name: str, fn: Callable[[], dict[str, Any]],
     finally:
         if locked:
             try:
-                engine.repo.release_lock(name, holder)
+                engine.release_lease(name, holder)
             except Exception as exc:
                 log.warning("releasing lease %s failed (it expires by itself): %s", name, exc)
     if run_id is not None:
         try:
-            engine.repo.finish_job(run_id, engine.clock.now(), outcome,
-                                   {**_json_safe(counts), "started_by": actor}, detail)
+            engine.finish_job_run(run_id, engine.clock.now(), outcome,
+                                  {**_json_safe(counts), "started_by": actor}, detail)
         except Exception as exc:  # the run happened; only its log entry stays 'running'
             log.warning("logging the end of job %s run %s failed: %s", name, run_id, exc)
             note = f"the run log could not be updated: {type(exc).__name__}: {exc}"

@@ -260,3 +260,57 @@ def test_allow_lists_name_real_modules() -> None:
         assert importer in FILES, importer
     for importer in ALLOWED_SQLALCHEMY:
         assert importer in FILES, importer
+
+
+# ---- callers above the facade use its methods, not its parts ---------------------------------
+FRONT_ENDS = ("services", "api", "pages", "ui", "app")
+# Attributes of the engine that are SQL adapter internals: a front end that reads them bypasses
+# the facade's validation and couples to one adapter (``engine.repo.get_many(...)``).
+ENGINE_INTERNALS = frozenset({"repo"})
+
+
+def _reaches_past(tree: ast.AST) -> list[tuple[int, str]]:
+    """``<anything but self>.repo`` and ``getattr(x, "repo")``: the engine's SQL port read from
+    outside. A class's own ``self.repo`` (api/keys.py keeps its key repository there) is its own."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in ENGINE_INTERNALS:
+            if not (isinstance(node.value, ast.Name) and node.value.id == "self"):
+                found.append((node.lineno, ast.unparse(node)))
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
+              and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)
+              and node.args[1].value in ENGINE_INTERNALS):
+            found.append((node.lineno, ast.unparse(node)))
+    return found
+
+
+def test_the_repo_scan_finds_reaches_past_the_facade() -> None:
+    """Negative control: each way of reaching the engine's repository is caught; a class's own
+    ``self.repo`` and the facade's methods are not."""
+    source = ("engine.repo.get_many(ids)\nself.engine.repo.session_messages(u, s)\n"
+              "runtime.get_engine().repo.engine\nmemory.parts.repo.ping()\ngetattr(engine, 'repo')\n"
+              "self.repo.get(key_id)\nengine.get_many(ids)\nrepository.get(1)\n")
+    assert sorted(line for line, _ in _reaches_past(ast.parse(source))) == [1, 2, 3, 4, 5]
+
+
+def test_front_ends_call_the_facade_not_its_repository() -> None:
+    found = []
+    for name, path in FILES.items():
+        if name.split(".")[0] not in FRONT_ENDS:
+            continue
+        for line, text in _reaches_past(ast.parse(path.read_text(encoding="utf-8"))):
+            found.append(f"{path.relative_to(ROOT)}:{line} {text}")
+    assert any(name.startswith("pages.") for name in FILES) and "services.chat" in FILES and "api.app" in FILES
+    assert not found, "callers above the engine reach into its SQL repository:\n" + "\n".join(sorted(found))
+
+
+def test_pipelines_depend_on_the_sql_port_not_the_adapter() -> None:
+    """Above storage, only the composition root (``engine.open_memory``) and the operator's health
+    probe build the SQL adapter; every other module takes the ports of ``memory_core.sql_ports``.
+    ``retrieval.py`` is still typed on ``SqlRepository`` (left alone while another change lands)."""
+    allowed = {"memory_core.engine", "memory_core.health", "memory_core.retrieval"}
+    found = [f"{path.relative_to(ROOT)}:{line}" for name, path in FILES.items()
+             if not name.startswith("memory_core.storage.") and name not in allowed
+             for imported, line in _imports(name, path)
+             if imported.startswith("memory_core.storage.repository")]
+    assert not found, "the SQL adapter imported above storage (use memory_core.sql_ports):\n" + "\n".join(found)

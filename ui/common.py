@@ -40,7 +40,7 @@ def throttle(settings: AppSettings) -> LoginThrottle:
     global _THROTTLE
     from services.throttle import SqlThrottleStore
 
-    sql = runtime.get_engine().repo.engine
+    sql = runtime.get_engine().sql_database
     if _THROTTLE is None or _THROTTLE[0] is not sql:
         _THROTTLE = (sql, LoginThrottle(SqlThrottleStore(sql), settings.throttle_policy()))
     return _THROTTLE[1]
@@ -51,7 +51,7 @@ def revocations() -> Any:
     global _REVOCATIONS
     from services.session_token import SqlRevocations
 
-    sql = runtime.get_engine().repo.engine
+    sql = runtime.get_engine().sql_database
     if _REVOCATIONS is None or _REVOCATIONS[0] is not sql:
         _REVOCATIONS = (sql, SqlRevocations(sql))
     return _REVOCATIONS[1]

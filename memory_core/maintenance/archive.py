@@ -54,7 +54,7 @@ from memory_core.lifecycle_ops import restore_from_archive
 from memory_core.maintenance.locks import SCHEDULER_ACTOR, run_leased
 from memory_core.parts import EngineParts
 from memory_core.records import MemoryRecord
-from memory_core.storage.repository import snapshot
+from memory_core.records import snapshot
 from memory_core.types import MemoryStatus
 
 log = logging.getLogger(__name__)

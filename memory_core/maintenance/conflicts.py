@@ -26,7 +26,7 @@ from memory_core.lifecycle_ops import reindex
 from memory_core.maintenance.merge import brief
 from memory_core.parts import EngineParts
 from memory_core.records import MemoryRecord
-from memory_core.storage.repository import snapshot
+from memory_core.records import snapshot
 from memory_core.types import MemoryStatus
 from memory_core.validation import check_memory_id
 from memory_core.vectors.base import VectorFilter, VectorHit

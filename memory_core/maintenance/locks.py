@@ -48,7 +48,7 @@ def _wall_now() -> datetime:
 
 
 def _local_lock(parts: EngineParts, name: str) -> threading.Lock:
-    key = (str(parts.repo.engine.url), name)
+    key = (parts.repo.location, name)
     with _REGISTRY_LOCK:
         lock = _LOCAL.get(key)
         if lock is None:

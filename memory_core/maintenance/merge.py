@@ -44,7 +44,7 @@ from memory_core.llm.base import MemoryBrief
 from memory_core.maintenance.locks import SCHEDULER_ACTOR, run_leased
 from memory_core.parts import EngineParts
 from memory_core.records import MemoryRecord
-from memory_core.storage.repository import snapshot
+from memory_core.records import snapshot
 from memory_core.text.pii import redact
 from memory_core.types import MemoryStatus
 from memory_core.validation import check_memory_id, check_user_id, clean_text

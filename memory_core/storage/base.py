@@ -25,6 +25,17 @@ class SqlBase:
         with self._sessions.begin() as session:
             yield session
 
+    @property
+    def database(self) -> Engine:
+        """The SQLAlchemy engine, for the storage adapters that keep their own tables in the same
+        database (API keys, sign-in throttle, sign-out list): ``sql_ports.SqlConnection.database``."""
+        return self.engine
+
+    @property
+    def location(self) -> str:
+        """The database URL with its password masked (SQLAlchemy's ``str(url)``)."""
+        return str(self.engine.url)
+
     def ping(self) -> bool:
         try:
             with self.engine.connect() as conn:

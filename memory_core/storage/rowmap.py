@@ -1,16 +1,17 @@
-"""ORM rows to plain values: ``MemoryRecord``, history entries, message dicts, audit snapshots.
+"""ORM rows to plain values: ``MemoryRecord``, history entries, message dicts (audit snapshots,
+``records.snapshot``, are re-exported here for older imports).
 
 Repositories return these, never rows, so nothing above storage holds an ORM object.
 """
 from __future__ import annotations
 
-import copy
-from datetime import datetime
 from typing import Any
 
-from memory_core.records import HistoryEntry, MemoryRecord
+from memory_core.records import SNAPSHOT_FIELDS, HistoryEntry, MemoryRecord, snapshot
 from memory_core.storage.schema import HistoryRow, MemoryRow, MessageRow
 from memory_core.types import MemoryStatus, MemoryType
+
+__all__ = ["SNAPSHOT_FIELDS", "SORTABLE", "history_entry", "message_dict", "snapshot", "to_record", "with_prefix"]
 
 SORTABLE = {
     "created_at": MemoryRow.created_at,
@@ -20,13 +21,6 @@ SORTABLE = {
     "user_id": MemoryRow.user_id,
     "expires_at": MemoryRow.expires_at,
 }
-
-# Fields that an audit snapshot records (everything a staff member can see or change).
-SNAPSHOT_FIELDS = (
-    "content", "summary", "importance", "memory_type", "entities", "meta", "status",
-    "expires_at", "expired_at", "superseded_by", "merged_from", "source", "session_id", "context", "constraint_kind",
-)
-
 
 def to_record(row: MemoryRow) -> MemoryRecord:
     return MemoryRecord(
@@ -56,21 +50,6 @@ def to_record(row: MemoryRow) -> MemoryRecord:
         event_end=row.event_end,
         constraint_kind=row.constraint_kind,
     )
-
-
-def snapshot(record: MemoryRecord) -> dict[str, Any]:
-    """A JSON-safe picture of a memory for the history table."""
-    out: dict[str, Any] = {}
-    for key in SNAPSHOT_FIELDS:
-        # Only the snapshot's fields, each copied (``asdict`` deep-copied the whole record and was
-        # a tenth of a batch write's SQL time).
-        value = copy.deepcopy(getattr(record, key))
-        if isinstance(value, datetime):
-            value = value.isoformat()
-        elif hasattr(value, "value"):
-            value = value.value
-        out[key] = value
-    return out
 
 
 def with_prefix(stmt: Any, user_prefix: str) -> Any:
