@@ -43,7 +43,7 @@ from memory_core.relevance import DEFAULT_MODEL, RelevanceModel, coverage, langu
 from memory_core.response_cache import CACHE_FORMAT, filters_json, from_json, to_json
 from memory_core.rerank import Reranker
 from memory_core.scoring import Weights, final_score, recency, rrf_sum
-from memory_core.storage.repository import SqlRepository
+from memory_core.sql_ports import SqlRepositoryPort
 from memory_core.telemetry import Recorder
 from memory_core.text.answer_type import asks_when, states_time
 from memory_core.text.constraints import bears_on
@@ -112,7 +112,7 @@ class RetrievalPipeline:
     def __init__(
         self,
         settings: Settings,
-        repo: SqlRepository,
+        repo: SqlRepositoryPort,
         vectors: VectorStore,
         embedder: Embedder,
         llm: LLMProvider,

@@ -306,9 +306,8 @@ def test_front_ends_call_the_facade_not_its_repository() -> None:
 
 def test_pipelines_depend_on_the_sql_port_not_the_adapter() -> None:
     """Above storage, only the composition root (``engine.open_memory``) and the operator's health
-    probe build the SQL adapter; every other module takes the ports of ``memory_core.sql_ports``.
-    ``retrieval.py`` is still typed on ``SqlRepository`` (left alone while another change lands)."""
-    allowed = {"memory_core.engine", "memory_core.health", "memory_core.retrieval"}
+    probe build the SQL adapter; every other module takes the ports of ``memory_core.sql_ports``."""
+    allowed = {"memory_core.engine", "memory_core.health"}
     found = [f"{path.relative_to(ROOT)}:{line}" for name, path in FILES.items()
              if not name.startswith("memory_core.storage.") and name not in allowed
              for imported, line in _imports(name, path)
