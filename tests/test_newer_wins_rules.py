@@ -143,3 +143,53 @@ def test_paraphrase_folds_only_what_adds_nothing() -> None:
 ])
 def test_who_a_statement_is_about(text: str, subject: str) -> None:
     assert subject_of(text) == subject
+
+
+@pytest.mark.parametrize("newer,older", [
+    ("复查了，医生说我血压正常了，药已经停了", "我有高血压，每天早上吃一片氨氯地平"),
+    ("我的血压正常了", "我有高血压"),
+    ("My asthma is gone, I grew out of it", "I have asthma"),
+    ("My doctor said my diabetes is in remission, no more insulin", "I have type 2 diabetes and take insulin"),
+])
+def test_a_condition_said_to_be_over_is_lifted(newer: str, older: str) -> None:
+    """A medical constraint is lifted only when the user says it is over, naming it."""
+    assert replaces(newer, older)
+    assert LLM.may_contradict(newer)  # the write checks it although it states no slot
+
+
+@pytest.mark.parametrize("newer,older", [
+    ("今天心情好了", "我有高血压"),                     # something else got better
+    ("医生说我妈血压正常了", "我有高血压"),             # the mother's, not the user's
+    ("我表弟说他血压正常了", "我有高血压"),
+    ("我的哮喘还没好", "我有哮喘"),                     # not over
+    ("My knee is better now", "I have asthma"),         # another condition, and only "better"
+    ("My cold is gone", "I have asthma"),
+    ("I am not cured of my asthma", "I have asthma"),
+    ("My mum's asthma is gone", "I have asthma"),
+])
+def test_a_condition_is_not_lifted_by_another_thing_or_person(newer: str, older: str) -> None:
+    assert not replaces(newer, older)
+
+
+def test_a_pets_death_is_checked_against_the_pet() -> None:
+    """A death states no slot, yet ends the memory of having the pet; it is put to the judge."""
+    newer = "Biscuit passed away last week. Fourteen years with us. I'm heartbroken."
+    assert LLM.may_contradict(newer) and LLM.may_contradict("我们家的猫咪咪上周去世了")
+    assert replaces(newer, "We have a beagle named Biscuit, he's 13 and very spoiled.")
+    assert not replaces(newer, "My sister Anna lives in Porto")
+
+
+@pytest.mark.parametrize("text,lasting", [
+    ("We have a beagle named Biscuit, he's 13 and very spoiled.", True),
+    ("My dog Rex is a labrador", True),
+    ("I've got two cats", True),
+    ("我家有只猫叫咪咪", True),
+    ("我养了一条狗", True),
+    ("I saw a dog in the park", False),
+    ("My neighbour has a dog that barks all night", False),
+    ("Hot dogs for lunch", False),
+    ("I met a guy named Tom", False),
+])
+def test_a_pet_of_ones_own_is_kept_like_family(text: str, lasting: bool) -> None:
+    """Rated 4 (kept for years, like family): "what's my dog's name?" months later."""
+    assert (LLM.analyze(text, NOW).importance >= 4) is lasting

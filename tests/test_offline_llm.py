@@ -55,7 +55,7 @@ IMPORTANCE = [
     ("Unfortunately, I can't have dairy, so no ice cream for me", 4), ("我吃不了辣的", 4),
     ("I'm passionate about improving education in our community", 3), ("Just started doing aerial yoga, it's great", 3),
     ("I've had them for 3 years now and they bring me joy", 3), ("I'm doing kickboxing and it's giving me energy", 3),
-    ("I've worked with Python and C++", 3), ("我养了两只猫", 3), ("我最近开始学吉他", 3),
+    ("I've worked with Python and C++", 3), ("我养了两只猫", 4), ("我最近开始学吉他", 3),  # a pet of one's own: 4, like family
     ("I'm doing fine", 2), ("I'm doing well, how about you?", 2), ("I'm taking the bus", 2), ("I'm playing it safe", 2),
     ("I can't have been more wrong", 2), ("Thanks, James! I play drums too!", 3), ("This is my book collection so far", 3),
     ("I'm working on a script about a girl who finds home", 3), ("Trying to eat healthier these days", 3),

@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 def table(result: dict[str, Any]) -> str:
     """The README's table: pass rate per kind, whole set and each half."""
     def cell(entry: dict[str, int] | None) -> str:
-        return "-" if not entry else f"{entry['pass']}/{entry['n']} ({entry['pass'] / entry['n']:.0%})"
+        return "-" if not entry or not entry["n"] else f"{entry['pass']}/{entry['n']} ({entry['pass'] / entry['n']:.0%})"
 
     halves = result.get("halves", {})
     lines = ["| kind | all | tune half | validate half |", "|---|---|---|---|"]

@@ -210,6 +210,16 @@ def _is_procedural(text: str) -> bool:
 # Lasting personal facts: who the user is, whatever the day (blood type, home town, native
 # language, handedness, height, a lifelong team or habit). They were rated 2 and expired after
 # 180 days while the Chinese twin of the same fact was kept: the same rule in both languages.
+# A pet of one's own is family: it lives for years and answers "what's my dog's name?".
+_PET_RE = re.compile(
+    r"\b(?:my|our)\s+(?:\w+\s+){0,2}(?:dog|cat|puppy|kitten|pet|parrot|rabbit|bunny|hamster|guinea pig|"
+    r"tortoise|turtle|horse|pony|goldfish|budgie|ferret)s?\b|"
+    r"\b(?:I|we)(?:'ve| have| has| got| adopted| own| rescued)+\s+(?:a|an|two|three)\s+(?:\w+\s+){0,2}(?:dog|cat|"
+    r"puppy|kitten|pets?|parrot|rabbit|hamster|beagle|labrador|poodle|terrier|retriever|spaniel|greyhound|collie|"
+    r"husky|corgi|tabby)s?\b|"
+    r"(?:养了|养着|养的|家有|家里有|领养了)[^，。]{0,4}(?:猫|狗|鸟|兔|龟|鱼|仓鼠|鹦鹉)|(?:我家|我的)(?:猫|狗|小猫|小狗)",
+    _I,
+)
 _LASTING_RE = re.compile(
     r"blood type|blood group|\bgrew up\b|\bhome ?town\b|\boriginally from\b|\bI'?m from\b|\bI am from\b|"
     r"\bborn (?:and raised )?in\b|\bnative (?:language|tongue|speaker)\b|\bmother tongue\b|\bfirst language\b|"
@@ -238,7 +248,7 @@ def importance_of(text: str, now: datetime) -> int:
     if _is_small_talk(text):
         return 1
     if any(r.search(text) for r in (_ADDRESS_RE, _CONTACT_RE, _BIRTHDAY_RE, _FAMILY_RE, _JOB_RE, _FIRM_PREF_RE,
-                                    _DIET_RE, _LASTING_RE)):
+                                    _DIET_RE, _LASTING_RE, _PET_RE)):
         return 4
     if _is_procedural(text):
         return 4

@@ -32,7 +32,8 @@ from memory_core.llm.offline.importance import (
     asked_question,
 )
 from memory_core.text.expansion import slots_asked
-from memory_core.llm.offline.updates import changes, ends_a_state, flips, one_fact, restates, specific_words, topics_of
+from memory_core.llm.offline.updates import (changes, ends_a_state, flips, one_fact, restates, specific_words, tells_an_end,
+                                             topics_of)
 from memory_core.text.facts import corrects, negations, says_change, says_correction, signature, twin_values
 from memory_core.text.intent import is_question
 from memory_core.text.keywords import stem
@@ -261,7 +262,8 @@ def states_a_slot_or_preference(text: str) -> bool:
         return True
     if not specific_words(text):
         return False
-    return facts.lasting or says_change(text) or says_correction(text) or bool(topics_of(text))
+    return (facts.lasting or says_change(text) or says_correction(text) or bool(topics_of(text))
+            or tells_an_end(text))
 
 
 # How an answer to a slot question states that slot (English, Chinese), for the slot rules above.
@@ -394,6 +396,10 @@ def _same_role(a: str, b: str) -> bool:
     return len(roles) == 1 or (bool(roles) and {sa, sb} & {"self"} != set())
 
 
+# Kin said in one character or colloquially ("我妈", "我哥", "我老公"): not the speaker.
+_KIN_ZH = ("妈", "爸", "哥", "姐", "弟", "妹", "老婆", "老公", "爷", "奶", "儿", "女")
+
+
 def _same_owner(a: str, b: str) -> bool:
     """Whether two texts state facts of the same person. "My doctor raised my lisinopril to 15
     mg" is about the user's dose although the doctor is its subject: a first-person possessive
@@ -417,5 +423,10 @@ def _same_owner(a: str, b: str) -> bool:
         if other.endswith("self") and subject.split("/")[-1].startswith("rel:"):
             noun = subject.split(":", 1)[1]
             after = text[text.lower().find(noun) + len(noun):] if noun in text.lower() else ""
-            return bool(re.search(r"\bmy\b|我的", after, _I))
+            # "My doctor raised my dose", "医生说我血压正常了": the relative or colleague speaks of
+            # the user's own fact (a possessive, or reported speech about "me").
+            if re.search(r"\bmy\b|我的|\b(?:says?|said|told me)\b.*\bI\b", after, _I):
+                return True
+            reported = re.search(r"(?:说|觉得|告诉)我", after)
+            return reported is not None and not after[reported.end():].startswith((*PERSON_NOUNS_ZH, *_KIN_ZH))
     return False

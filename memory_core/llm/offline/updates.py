@@ -222,8 +222,9 @@ def ends_a_state(newer: str, older: str) -> bool:
         return False
     if constraint_kind(older) is not None:
         # An allergy, a diet, a medical condition is lifted only when said so ("not allergic
-        # after all": ``flips``), never by a mention of the thing ("要去给领导敬酒").
-        return False
+        # after all": ``flips``; "血压正常了，药已经停了": ``resolves``), never by a mention of
+        # the thing ("要去给领导敬酒").
+        return resolves(newer, older)
     shared = _states_of(statement_words(newer)) & _states_of(statement_words(older))
     if not shared and _DIED.search(newer) and _HAS.search(older) and _entities(newer) & _entities(older):
         return True  # "Biscuit passed away" ends "We have a beagle named Biscuit"
@@ -233,6 +234,33 @@ def ends_a_state(newer: str, older: str) -> bool:
     if had_none == has_none:
         return False
     return had_none or says_change(newer) or _STOPPED.search(newer) is not None
+
+
+# A condition that has gone: cured, back to normal, resolved (not "better": still there).
+_RESOLVED = re.compile(r"(?:正常了|痊愈|治好了|治愈|康复了|好了|没事了|不用吃药了|不用再吃)|\b(?:cured|recovered|"
+                       r"back to normal|normal again|went away|gone now|is gone|resolved|in remission|"
+                       r"grew out of|outgrew|no longer have)\b", _I)
+
+
+def resolves(newer: str, older: str) -> bool:
+    """``newer`` says the medical condition ``older`` states is over ("医生说我血压正常了，药已经
+    停了" after "我有高血压，每天早上吃一片氨氯地平"; "My asthma is gone, I grew out of it"):
+    a resolution word and the condition itself named in both (a Chinese word inside the other
+    counts: 血压 / 高血压). "My knee is better" or a resolution of something else lifts nothing."""
+    if constraint_kind(older) != "medical" or not _RESOLVED.search(statement_words(newer)):
+        return False
+    if negations(_RESOLVED.sub(" ", statement_words(newer))) > 0 and not _STOPPED.search(newer):
+        return False  # "not cured", "还没好了"
+    old_words, new_words = specific_words(older), specific_words(newer)
+    return any(o == n or (not o.isascii() and len(min(o, n, key=len)) >= 2 and (o in n or n in o))
+               for o in old_words for n in new_words)
+
+
+def tells_an_end(text: str) -> bool:
+    """A death or a cure: an event that ends a lasting fact, so the write checks it against the
+    user's memories although it states no slot ("Biscuit passed away last week")."""
+    body = statement_words(text)
+    return _DIED.search(body) is not None or _RESOLVED.search(body) is not None
 
 
 def restates(newer: str, older: str) -> bool:
