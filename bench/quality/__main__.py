@@ -93,7 +93,8 @@ def main() -> None:
     parser.add_argument("--dialogues", type=int, default=None, help="first N MADial dialogues per language")
     parser.add_argument("--forgetting", choices=["on", "off", "both"], default="both",
                         help="product default expiry (on), disabled (off), or both variants")
-    parser.add_argument("--methods", default=",".join(METHODS), help="comma list of " + ",".join(METHODS))
+    parser.add_argument("--methods", default="full,bm25,dense,hybrid",
+                        help="comma list of " + ",".join(METHODS) + " (full-no-X: the full pipeline with part X off)")
     parser.add_argument("--off-methods", default="full",
                         help="methods of the forgetting-off pass when --forgetting both")
     parser.add_argument("--datasets", default="locomo,madial_zh,madial_en")

@@ -23,6 +23,12 @@ METHODS: dict[str, RetrievalOptions] = {
     "dense": RetrievalOptions(use_dense=True, use_keyword=False, **_BASELINE),
     "hybrid": RetrievalOptions(use_dense=True, use_keyword=True, **_BASELINE),
 }
+# Ablations: the full pipeline with one part off ("full-no-speaker", ...): a part is kept only
+# while switching it off costs recall on the validation halves (issue 21).
+ABLATED_PARTS = ("core", "score_terms", "neighbours", "speaker", "answer_type", "event_time")
+METHODS.update({f"full-no-{part.replace('_', '-')}": RetrievalOptions(use_cache=False, record=False,
+                                                                      **{f"use_{part}": False})
+                for part in ABLATED_PARTS})
 TOP_K = 20
 
 

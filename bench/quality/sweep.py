@@ -1,0 +1,87 @@
+"""``python -m bench.quality.sweep``: re-tune the retrieval boosts on the tuning halves.
+
+Each dev set is written once (forgetting on, as in the product); then every variant below
+changes one setting of the retrieval pipeline and asks all the questions again. Printed per
+variant: LoCoMo cat 1-4 recall@10 and MADial zh / en recall@5, each on the tune and the
+validate half (``bench.quality.datasets.TUNE_USERS``). Choose on the tune columns; the validate
+columns are the report. Writes ``bench/results/sweep.json``.
+
+Why in one process: writing LoCoMo is most of a run's time, and every setting swept here is
+read at query time (``RetrievalPipeline.settings``), so the stores can be asked again as they are.
+"""
+from __future__ import annotations
+
+import bench.offline_env  # noqa: F401  (sets the environment before the imports below)
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import tempfile  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
+
+from bench.quality.__main__ import CACHE, MODEL_DIR, RESULTS  # noqa: E402
+from bench.quality.datasets import load_locomo, load_madial  # noqa: E402
+from bench.quality.embed_cache import CachingEmbedder  # noqa: E402
+from bench.quality.runner import METHODS, _ask, locomo_scores, madial_scores, make_engine  # noqa: E402
+
+# name -> settings changed from the defaults (one knob at a time, both sides of the default).
+VARIANTS: dict[str, dict[str, Any]] = {
+    "default": {},
+    "rrf_k=2": {"rrf_k": 2},
+    "rrf_k=10": {"rrf_k": 10},
+    "speaker=0.3": {"speaker_match_boost": 0.3},
+    "speaker=1.0": {"speaker_match_boost": 1.0},
+    "when=0.3": {"when_answer_boost": 0.3},
+    "when=1.0": {"when_answer_boost": 1.0},
+    "neighbours=half": {"neighbour_next_share": 0.075, "neighbour_prev_share": 0.05},
+    "neighbours=double": {"neighbour_next_share": 0.3, "neighbour_prev_share": 0.2},
+    "priors=lighter": {"weight_relevance": 0.9, "weight_importance": 0.06, "weight_recency": 0.04},
+    "priors=heavier": {"weight_relevance": 0.7, "weight_importance": 0.18, "weight_recency": 0.12},
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.quality.sweep", description=__doc__.split("\n")[0])
+    parser.add_argument("--variants", default=",".join(VARIANTS), help="comma list of " + ",".join(VARIANTS))
+    parser.add_argument("--out", type=Path, default=RESULTS / "sweep.json")
+    args = parser.parse_args()
+    from memory_core.config import BUNDLED_EMBEDDING_MODEL
+    from memory_core.embedding import load_embedder
+
+    embedder = CachingEmbedder(load_embedder(BUNDLED_EMBEDDING_MODEL, MODEL_DIR), CACHE)
+    names = args.variants.split(",")
+    table: dict[str, dict[str, float]] = {name: {} for name in names}
+    corpora = [load_locomo(None, None), load_madial("zh"), load_madial("en")]
+    for corpus in corpora:
+        with tempfile.TemporaryDirectory(prefix="bench-sweep-") as tmp:
+            engine = make_engine(embedder, MODEL_DIR, Path(tmp), forgetting=True)
+            try:
+                engine.add_many(corpus.items)
+                defaults = engine.retriever.settings
+                for name in names:
+                    engine.retriever.settings = defaults.model_copy(update=VARIANTS[name])
+                    run = _ask(engine, corpus, METHODS["full"], with_context=False)
+                    for half in ("tune", "validate"):
+                        if corpus.name == "locomo":
+                            value = locomo_scores(run, corpus.queries)[f"cat1-4|{half}"]["recall@10"]
+                        else:
+                            value = madial_scores(run, corpus.queries)[f"recall@5|{half}"]
+                        table[name][f"{corpus.name}|{half}"] = round(value, 3)
+                    print(f"  {corpus.name} {name}: {table[name]}", flush=True)
+                engine.retriever.settings = defaults
+            finally:
+                engine.close()
+    keys = [f"{d}|{h}" for d in ("locomo", "madial_zh", "madial_en") for h in ("tune", "validate")]
+    print("\n| variant | " + " | ".join(keys) + " | mean tune | mean validate |")
+    print("|---" * (len(keys) + 3) + "|")
+    for name, row in table.items():
+        tune = sum(row[k] for k in keys if k.endswith("tune")) / 3
+        validate = sum(row[k] for k in keys if k.endswith("validate")) / 3
+        row["mean|tune"], row["mean|validate"] = round(tune, 4), round(validate, 4)
+        print(f"| {name} | " + " | ".join(f"{row[k]:.3f}" for k in keys) + f" | {tune:.4f} | {validate:.4f} |")
+    args.out.write_text(json.dumps(table, indent=2) + "\n")
+    print(f"\nwrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
