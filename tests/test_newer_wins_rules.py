@@ -193,3 +193,12 @@ def test_a_pets_death_is_checked_against_the_pet() -> None:
 def test_a_pet_of_ones_own_is_kept_like_family(text: str, lasting: bool) -> None:
     """Rated 4 (kept for years, like family): "what's my dog's name?" months later."""
     assert (LLM.analyze(text, NOW).importance >= 4) is lasting
+
+
+def test_a_repeat_naming_the_model_without_the_make_restates_it() -> None:
+    """"Mazda CX-5" and "CX-5" are one name: the newer, which adds the year, holds the fact."""
+    older = "I drive a red Mazda CX-5."
+    assert replaces("My car is a CX-5. The red one, 2020 model.", older)
+    assert not replaces("My sister drives a red Mazda CX-5", older)  # someone else's car
+    assert not replaces("I drive a blue Mazda 3", older)  # another car: maybe a second one
+    assert not replaces("我姐姐开一辆红色的马自达CX-5", "我开一辆红色的马自达CX-5")

@@ -290,7 +290,11 @@ def restates(newer: str, older: str) -> bool:
     old_names, new_names = _entities(older), _entities(newer)
 
     def same_name(o: str, n: str) -> bool:
-        return o == n or (not o.isascii() and len(min(o, n, key=len)) >= 2 and (o in n or n in o))
+        if o == n or (not o.isascii() and len(min(o, n, key=len)) >= 2 and (o in n or n in o)):
+            return True
+        # "Mazda CX-5" / "CX-5": one name's words inside the other's.
+        ow, nw = set(o.split()), set(n.split())
+        return o.isascii() and n.isascii() and bool(ow) and bool(nw) and (ow <= nw or nw <= ow)
 
     # One name dropped and another brought in is another value ("cycled at 苏州园林" / "at 西湖"):
     # two events or a change, never the same fact said again.
