@@ -227,6 +227,40 @@ def test_chat_round_trip_writes_and_uses_memories(app_env: dict[str, str]) -> No
     assert any(b.key == f"chat_open_{first_session}" for b in at.sidebar.button)
 
 
+def test_a_reopened_session_shows_the_memories_each_reply_used(app_env: dict[str, str]) -> None:
+    """Reopening an earlier session (here from a new browser session, as after a reload) lost the
+    "memories used" panel under each reply; a memory expired since says so."""
+    from services.auth import Principal
+
+    hana = Principal("hana", "Hana", "user", "hana", via="password")
+    engine = runtime.get_engine()
+    for fact in ("My bike is a red Brompton", "I ride my bike to work every day", "我的自行车是红色的"):
+        engine.add("hana", fact, actor="test")
+    at = _run(CHAT, hana)
+    at.chat_input[0].set_value("Tell me about my bike").run()
+    _no_exceptions(at)
+    session = at.session_state["chat_session"]
+    live = at.chat_message[1].expander[0]
+    used = next(v for v in (t.value for t in live.table) if "memory" in v.columns)
+    assert len(used) >= 2 and "now" not in used.columns
+    _wait_for_write(at)
+    expired = next(m for m in engine.list_memories(__import__("memory_core").MemoryQuery(user_id="hana")).items
+                   if m.content == used["memory"].iloc[0])
+    engine.expire(expired.memory_id, actor="test", user_id="hana")
+
+    later = _run(CHAT, hana)  # a new browser session: nothing of the first one in its state
+    later.sidebar.button(key=f"chat_open_{session}").click().run()
+    _no_exceptions(later)
+    assert later.session_state["chat_session"] == session
+    assert [m.name for m in later.chat_message] == ["user", "assistant"]
+    panel = later.chat_message[1].expander[0]
+    assert "memories used" in panel.label
+    assert any("From an earlier session" in c.value and "changed since" in c.value for c in panel.caption)
+    table = next(v for v in (t.value for t in panel.table) if "memory" in v.columns)
+    assert list(table["memory"]) == list(used["memory"])
+    assert list(table["now"]) == ["expired since"] + [""] * (len(table) - 1)
+
+
 def test_chat_forget_that_deletes_the_last_memory(app_env: dict[str, str]) -> None:
     at = _run(CHAT, ALICE)
     at.chat_input[0].set_value("My locker code at the gym is 4411").run()
