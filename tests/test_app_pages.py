@@ -717,6 +717,21 @@ def test_admin_user_history_names_the_memory(app_env: dict[str, str]) -> None:
     assert "Hugo collects vintage radios" in set(history["memory"])
 
 
+def test_admin_memory_history_names_what_replaced_it(app_env: dict[str, str]) -> None:
+    """A superseded memory's history showed the id of what replaced it only."""
+    engine = runtime.get_engine()
+    old = engine.add("ines", "I live in Lisbon", actor="test").created[0]
+    new = engine.add("ines", "I moved to Porto, I live in Porto now", actor="test").created[0]
+    assert engine.get(old).superseded_by == new
+    at = _run(ADMIN, STAFF)
+    at.selectbox(key="admin_f_user").set_value("ines").run()
+    at.selectbox(key="admin_selected").set_value(old).run()
+    _no_exceptions(at)
+    changes = [df.value for df in at.dataframe if list(df.value.columns) == ["field", "before", "after"]]
+    replaced = [row for df in changes for row in df.to_dict("records") if row["field"] == "superseded_by"]
+    assert replaced and replaced[0]["after"] == f"“I moved to Porto, I live in Porto now” · {new[:8]}"
+
+
 def test_home_demo_counts_refresh_after_loading(app_env: dict[str, str], monkeypatch: pytest.MonkeyPatch,
                                                 tmp_path: Path) -> None:
     """"Loaded 24 memories" used to sit above "no memories yet" for both demo users."""
