@@ -26,4 +26,5 @@ ENV MODEL_CACHE_DIR=/opt/models
 VOLUME ["/data"]
 EXPOSE 8501 8800
 HEALTHCHECK --interval=30s --timeout=10s --start-period=60s --retries=3 CMD ["python", "-m", "memory_core.health"]
-CMD ["streamlit", "run", "app.py", "--server.address", "0.0.0.0", "--server.port", "8501", "--browser.gatherUsageStats", "false"]
+# ui.serve is `streamlit run` with the memory engine warming up from the start (ui/serve.py).
+CMD ["python", "-m", "ui.serve", "app.py", "--server.address", "0.0.0.0", "--server.port", "8501", "--browser.gatherUsageStats", "false"]

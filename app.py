@@ -1,8 +1,11 @@
 """Landing page: what the product is, sign-in, and the status of every backing service.
 
-Run with ``streamlit run app.py`` (flags in ``.streamlit/config.toml``: bound to 127.0.0.1, no
-usage statistics). The pages in ``pages/`` are discovered by Streamlit's classic multipage
-mode; each checks the signed-in principal itself.
+Run with ``scripts/start-app.sh`` (``python -m ui.serve app.py``: ``streamlit run`` with the memory
+engine warming up from server start) or ``streamlit run app.py`` (flags in
+``.streamlit/config.toml``: bound to 127.0.0.1, no usage statistics). The sign-in never waits for
+the engine: while it warms up, this page says so where the status and demo data go, and fills
+them in by itself. The pages in ``pages/`` are discovered by Streamlit's classic multipage mode;
+each checks the signed-in principal itself.
 """
 from __future__ import annotations
 
@@ -10,7 +13,15 @@ import streamlit as st
 
 from services import runtime
 from services.demo_data import DEMO_USERS, seed_demo
-from ui.common import current_principal, demo_enabled, engine_or_stop, friendly_errors, sidebar_identity, sign_in_panel
+from ui.common import (
+    current_principal,
+    demo_enabled,
+    engine_if_ready,
+    friendly_errors,
+    sidebar_identity,
+    sign_in_panel,
+    warming_notice,
+)
 
 st.set_page_config(page_title="Long-term memory", page_icon="🧠", layout="wide")
 friendly_errors()  # no traceback is ever shown: a reference id, and the traceback in the log
@@ -29,7 +40,7 @@ st.markdown(
 if demo:
     st.caption("🧪 Demo mode is on: demo identities and demo data are offered below.")
 
-engine = engine_or_stop()
+engine = engine_if_ready()  # None while the engine warms up: the sign-in does not wait for it
 
 left, right = st.columns([3, 2], gap="large")
 with left:
@@ -43,7 +54,10 @@ with left:
             st.page_link("pages/2_🛠️_Admin.py", label="Admin: browse and manage memories", icon="🛠️")
         if principal.can_view_analytics:
             st.page_link("pages/3_📊_Analytics.py", label="Analytics", icon="📊")
-    if demo:
+    if demo and engine is None:
+        st.subheader("Demo data")
+        st.caption("The demo users and their memories appear here once the memory engine is ready.")
+    if demo and engine is not None:
         st.subheader("Demo data")
         if st.session_state.get("home_seeded"):  # said after the rerun that refreshed the counts below
             st.success(st.session_state.pop("home_seeded"))
@@ -63,6 +77,10 @@ with left:
 
 with right:
     st.subheader("Status")
+    if engine is None:
+        warming_notice("⏳ **Warming up**: the memory engine is loading the embedding model (only after the server "
+                       "starts). You can sign in meanwhile; the status appears here by itself.")
+        st.stop()
     health = engine.health()
 
     def line(ok: bool, name: str, detail: str) -> None:

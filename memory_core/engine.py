@@ -53,6 +53,7 @@ from memory_core.validation import (
     check_limit,
     check_memory_id,
     check_memory_query,
+    check_metadata,
     check_role,
     check_search_filters,
     check_session_id,
@@ -254,15 +255,19 @@ class MemoryEngine(EngineReads, EngineJobs):
 
     # ---- messages (provenance) ------------------------------------------------------------
     def record_message(self, *, message_id: str, user_id: str, session_id: str, role: str, content: str,
-                       at: datetime | None = None) -> None:
-        """Store one chat message (provenance). ``role`` is "user" or "assistant"."""
+                       at: datetime | None = None, meta: dict[str, Any] | None = None) -> None:
+        """Store one chat message (provenance). ``role`` is "user" or "assistant". ``meta`` is what
+        the caller needs to show the message again (a chat reply: the ids and scores of the
+        memories it used), a JSON dict of at most ``max_metadata_bytes``; it is stored as given,
+        so it should hold ids and numbers, not user text (which only ``content`` has redacted)."""
         session = check_session_id(session_id)
         if session is None:
             raise ValidationError("session_id is required for a message")
         self.repo.add_message(message_id=check_memory_id(message_id), user_id=check_user_id(user_id, new=True),
                               session_id=session, role=check_role(role),
                               content=redact(clean_text(content, self.settings.max_input_chars)).text,
-                              at=check_datetime(at, "at") or self.clock.now())
+                              at=check_datetime(at, "at") or self.clock.now(),
+                              meta=check_metadata(meta, self.settings.max_metadata_bytes, "meta"))
 
     def messages(self, message_ids: Sequence[str]) -> list[dict[str, Any]]:
         if isinstance(message_ids, (str, bytes)) or not isinstance(message_ids, Sequence):

@@ -42,14 +42,15 @@ turns: dict[str, list[dict[str, Any]]] = state.setdefault("chat_turns", {})
 
 
 def open_session(session_id: str) -> None:
-    """Switch to a session; past turns come from the message log (their memory details are not kept)."""
+    """Switch to a session; past turns come from the message log, each reply with the panel of the
+    memories it used (as they stand now) when its message kept one."""
     if session_id not in turns:
         try:
             transcript = chat.transcript(principal, session_id)
         except DatabaseUnavailable as exc:
             state["chat_notice"] = str(exc)
             return
-        turns[session_id] = [{"role": m["role"], "content": m["content"], "info": None} for m in transcript]
+        turns[session_id] = [{"role": m["role"], "content": m["content"], "info": m.get("info")} for m in transcript]
     state["chat_session"] = session_id
 
 

@@ -169,12 +169,15 @@ with tab_browse:
         h_col, p_col = st.columns([3, 2])
         with h_col:
             st.markdown("**History**")
-            for entry in admin.history(principal, engine, record.memory_id):
+            entries = admin.history(principal, engine, record.memory_id)
+            linked = admin.linked_memories(principal, engine, record.memory_id, entries)  # ids -> their texts
+            for entry in entries:
                 changes = admin.diff(entry.before, entry.after)
                 st.markdown(f"`{fmt(entry.at)}` **{md(entry.action)}** by {md_code(entry.actor)}"
                             + (f" — {md(entry.note)}" if entry.note else ""))
                 if changes and entry.action not in ("create",):
-                    table([{"field": c.field, "before": fmt(c.before), "after": fmt(c.after)} for c in changes],
+                    table([{"field": c.field, "before": admin.change_text(c.field, c.before, linked),
+                            "after": admin.change_text(c.field, c.after, linked)} for c in changes],
                           hide_index=True, width="stretch")
         with p_col:
             st.markdown("**Provenance** (the messages it came from)")

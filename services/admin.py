@@ -36,7 +36,8 @@ if TYPE_CHECKING:
 __all__ = [
     "IMPORT_FIELDS", "MAX_IMPORT_ROWS", "BrowseFilters", "FieldChange", "ImportReport", "ImportRow", "MergeFailure",
     "MergeOutcome", "MergePlan", "browse", "day_start", "delete_memory", "diff", "edit_memory", "erase_user",
-    "expire_memory", "export_user_jsonl", "get_memory", "history", "import_rows", "merge_apply", "merge_preview",
+    "expire_memory", "export_user_jsonl", "get_memory", "history", "import_rows", "linked_memories", "merge_apply",
+    "merge_preview", "change_text", "LINKED_FIELDS",
     "parse_import", "provenance", "record_to_json", "require_staff", "require_user_in_scope", "restore_memory",
     "run_expiry", "run_reconcile", "scheduler_status", "told_time_label", "user_history", "users", "ValidationError",
 ]
@@ -189,6 +190,47 @@ def diff(before: dict[str, Any] | None, after: dict[str, Any] | None) -> list[Fi
     before, after = before or {}, after or {}
     return [FieldChange(key, before.get(key), after.get(key))
             for key in sorted(set(before) | set(after)) if before.get(key) != after.get(key)]
+
+
+# History fields that name other memories by id: shown with those memories' texts.
+LINKED_FIELDS = ("superseded_by", "merged_from")
+
+
+@staff_only
+def linked_memories(principal: Principal, engine: "MemoryEngine", memory_id: str,
+                    entries: Sequence["HistoryEntry"]) -> dict[str, str]:
+    """id -> text of the memories a memory's history names (what replaced it, what it was merged
+    from), so the history reads as words rather than ids. Only memories of the same user: an id
+    of anyone else's, or of one deleted since, is left out (shown as no longer stored)."""
+    record = engine.get(memory_id, owner_in_scope(principal, engine, memory_id))
+    ids: list[str] = []
+    for entry in entries:
+        for snap in (entry.before or {}, entry.after or {}):
+            for name in LINKED_FIELDS:
+                value = snap.get(name)
+                ids.extend(v for v in (value if isinstance(value, list) else [value]) if isinstance(v, str) and v)
+    if not ids:
+        return {}
+    return {mid: r.content for mid, r in engine.get_many(list(dict.fromkeys(ids)), user_id=record.user_id).items()}
+
+
+def change_text(field_name: str, value: Any, linked: dict[str, str]) -> str:
+    """One side of a history change as staff read it: a memory id named with its text
+    ("“I live in Munich” · e7658052"), a date as YYYY-MM-DD HH:MM, anything else as text."""
+    if value is None:
+        return ""
+    if field_name in LINKED_FIELDS:
+        ids = value if isinstance(value, list) else [value]
+        return "; ".join(f"“{_short(linked[v])}” · {str(v)[:8]}" if v in linked else f"{str(v)[:8]} (no longer stored)"
+                         for v in ids)
+    if isinstance(value, datetime):
+        return value.strftime("%Y-%m-%d %H:%M")
+    return str(value)
+
+
+def _short(text: str, limit: int = 80) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 @staff_only

@@ -19,16 +19,17 @@ import threading
 import uuid
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 from memory_core.text.intent import asked_question, is_small_talk, statement_part
 from services.auth import Principal
 # DATABASE_UNAVAILABLE and DatabaseUnavailable are re-exported: the chat page and its tests take them from here.
 from services.outage import DATABASE_UNAVAILABLE, DatabaseUnavailable, database_guard  # noqa: F401
+# UsedMemory and TurnInfo are re-exported: the chat page's panel takes them from here.
+from services.turn_info import TurnInfo, UsedMemory, info_from_meta, panel_ids, panel_meta  # noqa: F401
 
 if TYPE_CHECKING:
-    from memory_core import MemoryEngine, SearchResponse
+    from memory_core import MemoryEngine
 
 log = logging.getLogger(__name__)
 
@@ -65,54 +66,6 @@ def is_forget_request(text: str) -> bool:
 
 def new_session_id() -> str:
     return uuid.uuid4().hex[:16]
-
-
-@dataclass(frozen=True)
-class UsedMemory:
-    """A retrieved memory as the expander under a reply shows it."""
-
-    memory_id: str
-    content: str
-    created_at: datetime
-    score: float
-    relevance: float  # relative to this query's best hit (1.0 = best)
-    importance: int  # 1-5, the scale Admin shows
-    recency: float
-    absolute: float = 0.0  # calibrated relevance, comparable across queries
-
-    @classmethod
-    def of(cls, result: Any) -> "UsedMemory":
-        return cls(result.memory_id, result.content, result.created_at, result.score, result.parts.relevance,
-                   int(result.importance), result.parts.recency, float(result.parts.absolute or 0.0))
-
-
-@dataclass(frozen=True)
-class TurnInfo:
-    """What the page shows under a reply: the memories used and how long retrieval took."""
-
-    used: list[UsedMemory]
-    context_block: str
-    retrieval_ms: float
-    cache_hit: bool
-    degraded: bool
-    notices: list[str]
-    reranker: str | None
-    llm_name: str
-    llm_offline: bool
-    # The user's constraints that bear on the message (allergies, diets, "never ..."), passed to
-    # the reply as constraints whatever their rank.
-    constraints: list[UsedMemory] = field(default_factory=list)
-    constraint_block: str = ""
-    min_relevance: float = 0.0
-
-    @classmethod
-    def from_search(cls, response: "SearchResponse", llm_name: str, llm_offline: bool) -> "TurnInfo":
-        return cls(used=[UsedMemory.of(r) for r in response.results], context_block=response.context_block,
-                   retrieval_ms=float(response.timings_ms.get("total", 0.0)), cache_hit=response.cache_hit,
-                   degraded=response.degraded, notices=list(response.notices), reranker=response.reranker,
-                   llm_name=llm_name, llm_offline=llm_offline,
-                   constraints=[UsedMemory.of(r) for r in response.constraints],
-                   constraint_block=response.constraint_block, min_relevance=response.min_relevance)
 
 
 @dataclass
@@ -184,8 +137,16 @@ class ChatService:
         return out
 
     def transcript(self, principal: Principal, session_id: str) -> list[dict[str, Any]]:
+        """A session's messages, oldest first; each assistant reply that kept its panel has it
+        back as ``info`` (a ``TurnInfo``, else None): the memories it used, read again under this
+        user's id and marked with how they stand now (edited, expired, deleted since ...)."""
         with _database("transcript"):
-            return self.engine.session_messages(principal.user_id, session_id, limit=500)
+            messages = self.engine.session_messages(principal.user_id, session_id, limit=500)
+            ids = list(dict.fromkeys(mid for m in messages for mid in panel_ids(m.get("meta"))))
+            records = self.engine.get_many(ids, user_id=principal.user_id) if ids else {}
+        now = self.engine.clock.now()
+        return [{**m, "info": info_from_meta(m.get("meta"), records, now) if m["role"] == "assistant" else None}
+                for m in messages]
 
     def has_memories(self, principal: Principal) -> bool:
         """True when the user has at least one active memory (the page offers demo data otherwise)."""
@@ -229,13 +190,15 @@ class ChatService:
                             answered=last_reply)
 
     def finish_turn(self, turn: PreparedTurn, reply_text: str | None = None) -> str:
-        """Record the assistant's reply (after it was shown); returns its message id."""
+        """Record the assistant's reply (after it was shown), with the panel of memories it used
+        (ids and scores, ``services.turn_info``) for when the session is reopened; returns its
+        message id."""
         text = reply_text if reply_text is not None else turn.reply_text
         message_id = uuid.uuid4().hex
         with _database("finish_turn"):
             self.engine.record_message(message_id=message_id, user_id=turn.principal.user_id,
                                        session_id=turn.session_id, role="assistant",
-                                       content=text or "(empty reply)")
+                                       content=text or "(empty reply)", meta=panel_meta(turn.info))
         return message_id
 
     def remember_async(self, turn: PreparedTurn) -> "Future[Remembered]":

@@ -10,10 +10,10 @@ one opened.
 """
 from __future__ import annotations
 
-import os
-
 import logging
+import os
 import threading
+import time
 from typing import TYPE_CHECKING
 
 from services.settings import AppSettings
@@ -49,6 +49,7 @@ def get_engine() -> "MemoryEngine":
             return _engine
         if _engine is not None:
             _close_locked()
+        started = time.monotonic()
         try:
             configure_logging(os.environ.get("LOG_LEVEL", "INFO"), secrets=settings_secrets(settings))
             _engine = open_memory(settings)
@@ -56,9 +57,52 @@ def get_engine() -> "MemoryEngine":
         except Exception as exc:
             _engine_error = f"{type(exc).__name__}: {exc}"
             raise
+        log.info("memory engine open in %.1f s (%s)", time.monotonic() - started, threading.current_thread().name)
         _engine_key = key
         _engine_error = None
         return _engine
+
+
+_warm_lock = threading.Lock()
+_warm_thread: threading.Thread | None = None
+
+
+def start_warm_up() -> None:
+    """Open the engine on a background thread, once per process, so no page request waits for
+    it: the embedding model, jieba's dictionary and Milvus Lite take seconds to load, and the
+    first visitor should see the sign-in meanwhile (pages check ``engine_ready``).
+
+    Called at server start by ``ui/serve.py`` (``scripts/start-app.sh`` and the image start the
+    app through it) and by the home page in case the server was started another way. A no-op
+    while a warm-up runs or once the engine is open; a failure is kept in ``last_error`` and the
+    next page that needs the engine tries again and shows it."""
+    global _warm_thread
+    with _warm_lock:
+        if (_warm_thread is not None and _warm_thread.is_alive()) or engine_ready():
+            return
+        _warm_thread = threading.Thread(target=_warm, name="engine-warm-up", daemon=True)
+        _warm_thread.start()
+
+
+def _warm() -> None:
+    try:
+        get_engine()
+    except Exception as exc:  # kept in last_error(); a page shows it when it opens the engine
+        log.warning("warming up the memory engine failed: %s", exc)
+
+
+def warming_up() -> bool:
+    """True while a background warm-up is opening the engine."""
+    thread = _warm_thread
+    return thread is not None and thread.is_alive()
+
+
+def engine_ready() -> bool:
+    """True when ``get_engine`` would return at once: open, for the current settings."""
+    from memory_core import Settings
+
+    engine, key = _engine, _engine_key
+    return engine is not None and key == _key(Settings())
 
 
 def database_ok(engine: "MemoryEngine") -> bool:

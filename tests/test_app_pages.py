@@ -28,6 +28,8 @@ TIMEOUT = 180
 
 
 def _run(path: str, principal=None) -> AppTest:  # type: ignore[no-untyped-def]
+    if path == HOME:  # as on a server whose warm-up is over (the home page does not wait for one)
+        runtime.get_engine()
     at = AppTest.from_file(path, default_timeout=TIMEOUT)
     if principal is not None:
         at.session_state["principal"] = principal
@@ -66,6 +68,51 @@ def test_home_shows_status_and_signs_in_with_account(app_env: dict[str, str]) ->
     _no_exceptions(at)
     assert at.session_state["principal"].role == "staff"
     assert at.session_state["principal"].username == "lin"
+
+
+def test_the_home_page_offers_sign_in_while_the_engine_warms_up(app_env: dict[str, str],
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first page after a start waited for the embedding model (issue 23: 28 s). While the
+    engine warms up, the home page shows the sign-in and says it is warming up, the chat says so
+    instead of hanging, and both carry on once the engine is open."""
+    import threading
+    import time
+
+    import memory_core
+
+    runtime.shutdown()
+    gate = threading.Event()
+    real_open = memory_core.open_memory
+
+    def slow_open(*args, **kwargs):  # type: ignore[no-untyped-def]
+        gate.wait(120)  # the model "loads" until the test lets it
+        return real_open(*args, **kwargs)
+
+    monkeypatch.setattr(memory_core, "open_memory", slow_open)
+    try:
+        started = time.monotonic()
+        home = AppTest.from_file(HOME, default_timeout=TIMEOUT).run()
+        assert time.monotonic() - started < 60  # it did not wait for the gate
+        _no_exceptions(home)
+        assert runtime.warming_up() and not runtime.engine_ready()
+        assert home.text_input(key="login_username") is not None  # the sign-in is there
+        assert any("Warming up" in i.value for i in home.info)
+        assert not [s for s in home.success if "SQL database" in s.value]
+        chat = _run(CHAT, ALICE)
+        _no_exceptions(chat)
+        assert any("Warming up" in i.value for i in chat.info) and not chat.chat_input
+    finally:
+        gate.set()
+    deadline = time.monotonic() + 120
+    while not runtime.engine_ready() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert runtime.engine_ready() and not runtime.warming_up()
+    home.run()
+    _no_exceptions(home)
+    assert any("SQL database** — up" in s.value for s in home.success)
+    assert not any("Warming up" in i.value for i in home.info)
+    chat = _run(CHAT, ALICE)
+    assert chat.chat_input and not any("Warming up" in i.value for i in chat.info)
 
 
 def test_demo_picker_only_in_demo_mode(app_env: dict[str, str], monkeypatch: pytest.MonkeyPatch,
@@ -225,6 +272,40 @@ def test_chat_round_trip_writes_and_uses_memories(app_env: dict[str, str]) -> No
     _wait_for_write(at)
     # the past session is listed in the sidebar
     assert any(b.key == f"chat_open_{first_session}" for b in at.sidebar.button)
+
+
+def test_a_reopened_session_shows_the_memories_each_reply_used(app_env: dict[str, str]) -> None:
+    """Reopening an earlier session (here from a new browser session, as after a reload) lost the
+    "memories used" panel under each reply; a memory expired since says so."""
+    from services.auth import Principal
+
+    hana = Principal("hana", "Hana", "user", "hana", via="password")
+    engine = runtime.get_engine()
+    for fact in ("My bike is a red Brompton", "I ride my bike to work every day", "我的自行车是红色的"):
+        engine.add("hana", fact, actor="test")
+    at = _run(CHAT, hana)
+    at.chat_input[0].set_value("Tell me about my bike").run()
+    _no_exceptions(at)
+    session = at.session_state["chat_session"]
+    live = at.chat_message[1].expander[0]
+    used = next(v for v in (t.value for t in live.table) if "memory" in v.columns)
+    assert len(used) >= 2 and "now" not in used.columns
+    _wait_for_write(at)
+    expired = next(m for m in engine.list_memories(__import__("memory_core").MemoryQuery(user_id="hana")).items
+                   if m.content == used["memory"].iloc[0])
+    engine.expire(expired.memory_id, actor="test", user_id="hana")
+
+    later = _run(CHAT, hana)  # a new browser session: nothing of the first one in its state
+    later.sidebar.button(key=f"chat_open_{session}").click().run()
+    _no_exceptions(later)
+    assert later.session_state["chat_session"] == session
+    assert [m.name for m in later.chat_message] == ["user", "assistant"]
+    panel = later.chat_message[1].expander[0]
+    assert "memories used" in panel.label
+    assert any("From an earlier session" in c.value and "changed since" in c.value for c in panel.caption)
+    table = next(v for v in (t.value for t in panel.table) if "memory" in v.columns)
+    assert list(table["memory"]) == list(used["memory"])
+    assert list(table["now"]) == ["expired since"] + [""] * (len(table) - 1)
 
 
 def test_chat_forget_that_deletes_the_last_memory(app_env: dict[str, str]) -> None:
@@ -634,6 +715,21 @@ def test_admin_user_history_names_the_memory(app_env: dict[str, str]) -> None:
     _no_exceptions(at)
     history = next(df.value for df in at.dataframe if "action" in df.value.columns)
     assert "Hugo collects vintage radios" in set(history["memory"])
+
+
+def test_admin_memory_history_names_what_replaced_it(app_env: dict[str, str]) -> None:
+    """A superseded memory's history showed the id of what replaced it only."""
+    engine = runtime.get_engine()
+    old = engine.add("ines", "I live in Lisbon", actor="test").created[0]
+    new = engine.add("ines", "I moved to Porto, I live in Porto now", actor="test").created[0]
+    assert engine.get(old).superseded_by == new
+    at = _run(ADMIN, STAFF)
+    at.selectbox(key="admin_f_user").set_value("ines").run()
+    at.selectbox(key="admin_selected").set_value(old).run()
+    _no_exceptions(at)
+    changes = [df.value for df in at.dataframe if list(df.value.columns) == ["field", "before", "after"]]
+    replaced = [row for df in changes for row in df.to_dict("records") if row["field"] == "superseded_by"]
+    assert replaced and replaced[0]["after"] == f"“I moved to Porto, I live in Porto now” · {new[:8]}"
 
 
 def test_home_demo_counts_refresh_after_loading(app_env: dict[str, str], monkeypatch: pytest.MonkeyPatch,

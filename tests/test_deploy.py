@@ -46,3 +46,24 @@ def test_images_keep_demo_mode_off_and_only_the_local_script_turns_it_on() -> No
     assert "DEMO_MODE: ${DEMO_MODE:-false}" in (ROOT / "docker-compose.yml").read_text()
     script = (ROOT / "scripts" / "start-app.sh").read_text()
     assert 'DEMO_MODE="${DEMO_MODE:-true}"' in script and "--server.address 127.0.0.1" in script
+
+
+def test_the_start_script_and_the_image_warm_the_engine_from_server_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first page after a start waited for the embedding model (issue 23): both ways of
+    starting the app go through ui.serve, which starts the warm-up before Streamlit serves."""
+    import sys
+
+    from streamlit.web import cli
+
+    from services import runtime
+    from ui import serve
+
+    assert "exec .venv/bin/python -m ui.serve app.py --server.address 127.0.0.1" in \
+        (ROOT / "scripts" / "start-app.sh").read_text()
+    assert 'CMD ["python", "-m", "ui.serve", "app.py"' in (ROOT / "Dockerfile").read_text()
+    calls: list[object] = []
+    monkeypatch.setattr(runtime, "start_warm_up", lambda: calls.append("warm-up"))
+    monkeypatch.setattr(cli, "main", lambda: calls.append(list(sys.argv)) or 0)
+    monkeypatch.setattr(sys, "argv", ["serve"])
+    assert serve.main(["app.py", "--server.port", "8599"]) == 0
+    assert calls == ["warm-up", ["streamlit", "run", "app.py", "--server.port", "8599"]]

@@ -31,6 +31,7 @@ STAFF_CALLS: list[tuple[str, Callable[[Any, Any], Any]]] = [
     ("delete_memory", lambda p, e: admin.delete_memory(p, e, "x")),
     ("erase_user", lambda p, e: admin.erase_user(p, e, "u", "u")),
     ("history", lambda p, e: admin.history(p, e, "x")),
+    ("linked_memories", lambda p, e: admin.linked_memories(p, e, "x", [])),
     ("user_history", lambda p, e: admin.user_history(p, e, "u")),
     ("provenance", lambda p, e: admin.provenance(p, e, "x")),
     ("merge_preview", lambda p, e: admin.merge_preview(p, e, "u")),
@@ -83,6 +84,7 @@ def _demo_scoped_calls(theirs: str, mine: str) -> list[tuple[str, Callable[[Any,
         ("delete_memory", lambda p, e: admin.delete_memory(p, e, theirs)),
         ("erase_user", lambda p, e: admin.erase_user(p, e, "zoe", "zoe")),
         ("history", lambda p, e: admin.history(p, e, theirs)),
+        ("linked_memories", lambda p, e: admin.linked_memories(p, e, theirs, [])),
         ("user_history", lambda p, e: admin.user_history(p, e, "zoe")),
         ("provenance", lambda p, e: admin.provenance(p, e, theirs)),
         ("merge_preview", lambda p, e: admin.merge_preview(p, e, "zoe")),
@@ -404,3 +406,26 @@ def test_job_runs_in_words() -> None:
     assert counts_words("reconcile", {"skipped": 0, "written": 0, "removed": 2, "reembedded": 0, "users": 1,
                                       "errors": 1, "first_error": "boom"}).endswith("1 error(s) (first: boom)")
     assert outcome_words("error") == "❌ failed" and outcome_words("ok") == "✅ done"
+
+
+@pytest.mark.parametrize("old_text, new_text", [
+    ("I live in Berlin", "I moved to Munich, I live in Munich now"),
+    ("我住在杭州市滨江区", "我搬家了，现在住在杭州市西湖区"),
+])
+def test_a_memory_history_names_what_replaced_it_not_only_its_id(engine, old_text: str, new_text: str) -> None:  # type: ignore[no-untyped-def]
+    """Admin's history of a memory showed "superseded_by: e7658052…" (issue 23): the id is now
+    shown with the text of the memory it names, and only a memory of the same user is named."""
+    old = engine.add("u1", old_text, actor="test").created[0]
+    new = engine.add("u1", new_text, actor="test").created[0]
+    assert engine.get(old).superseded_by == new
+    entries = admin.history(STAFF, engine, old)
+    linked = admin.linked_memories(STAFF, engine, old, entries)
+    assert linked == {new: new_text}
+    change = next(c for e in entries for c in admin.diff(e.before, e.after) if c.field == "superseded_by")
+    assert admin.change_text(change.field, change.after, linked) == f"“{new_text}” · {new[:8]}"
+    assert admin.change_text("status", "superseded", linked) == "superseded"
+    # an id of another user's memory (or of one deleted since) is named by its id only
+    theirs = engine.add("zoe", "My bank card PIN is 4321", actor="test").created[0]
+    forged = [type(entries[0])(**{**entries[0].__dict__, "after": {"superseded_by": theirs}})]
+    assert admin.linked_memories(STAFF, engine, old, forged) == {}
+    assert admin.change_text("superseded_by", theirs, {}) == f"{theirs[:8]} (no longer stored)"

@@ -8,6 +8,7 @@ import pytest
 
 from memory_core import MemoryQuery
 from services import analytics
+from services.auth import Principal
 from services.chat import ChatService, is_forget_request, new_session_id
 from services.demo_data import DEMO_USERS, seed_demo
 from tests.app_support import ALICE, DEMO_ALICE, DEMO_ZHANG, STAFF, ZHANG
@@ -381,3 +382,130 @@ def test_demo_data_tells_one_current_truth(engine) -> None:  # type: ignore[no-u
     flying = min(r.created_at for r in alice if "flying to Lisbon" in r.content)
     back = min(r.created_at for r in alice if "Back from Lisbon" in r.content)
     assert flying < back
+
+
+# ---- a reopened session keeps the panel of memories each reply used --------------------------------
+_CAT_FACTS = {
+    "en": (ALICE, ["My cat is called Mimi", "My cat loves tuna", "My cat is three years old",
+                   "My cat sleeps on the sofa"], "Tell me about my cat"),
+    "zh": (ZHANG, ["我的猫叫咪咪", "我的猫喜欢吃金枪鱼", "我的猫三岁了", "我的猫睡在沙发上"], "说说我的猫"),
+}
+
+
+def _reply_panels(chat: ChatService, principal, session: str) -> list:  # type: ignore[no-untyped-def]
+    messages = chat.transcript(principal, session)
+    assert all(m["info"] is None for m in messages if m["role"] == "user")
+    return [m["info"] for m in messages if m["role"] == "assistant"]
+
+
+@pytest.mark.parametrize("sql", ["sqlite", "postgres"])
+@pytest.mark.parametrize("language", ["zh", "en"])
+def test_a_reopened_session_shows_the_memories_each_reply_used(make_engine, sql: str, language: str) -> None:  # type: ignore[no-untyped-def]
+    """Reopening an earlier session brought the replies back without the used-memories panel."""
+    engine = make_engine(sql=sql)
+    chat = ChatService(engine)
+    principal, facts, question = _CAT_FACTS[language]
+    for fact in facts:
+        engine.add(principal.user_id, fact, actor="test")
+    session = new_session_id()
+    _, info, _ = _say(chat, principal, question, session)
+    assert len(info.used) >= 3, info.used  # the question draws on several memories
+    [panel] = _reply_panels(chat, principal, session)
+    assert panel is not None and panel.reopened and not info.reopened
+    assert [u.memory_id for u in panel.used] == [u.memory_id for u in info.used]
+    assert [u.content for u in panel.used] == [u.content for u in info.used]
+    assert [u.created_at for u in panel.used] == [u.created_at for u in info.used]
+    assert [u.now for u in panel.used] == [""] * len(info.used)  # nothing changed since
+    for kept, live in zip(panel.used, info.used):
+        assert kept.score == pytest.approx(live.score, abs=1e-6)
+        assert kept.absolute == pytest.approx(live.absolute, abs=1e-6) and kept.importance == live.importance
+    assert (panel.cache_hit, panel.degraded, panel.llm_name, panel.llm_offline) == \
+           (info.cache_hit, info.degraded, info.llm_name, info.llm_offline)
+    assert panel.retrieval_ms == pytest.approx(info.retrieval_ms, abs=1e-3)
+    # The message log keeps ids and numbers, not the memories' words (a deleted memory must not live on there).
+    stored = engine.session_messages(principal.user_id, session)[-1]["meta"]
+    assert stored and not any(fact in str(stored) for fact in facts)
+
+
+@pytest.mark.parametrize("sql", ["sqlite", "postgres"])
+@pytest.mark.parametrize("language", ["zh", "en"])
+def test_a_reopened_panel_says_how_each_memory_stands_now(make_engine, sql: str, language: str) -> None:  # type: ignore[no-untyped-def]
+    """A memory edited, expired or deleted since the reply is shown as it is now, and says so."""
+    from services.turn_info import DELETED, EDITED, EXPIRED
+
+    engine = make_engine(sql=sql)
+    chat = ChatService(engine)
+    principal, facts, question = _CAT_FACTS[language]
+    for fact in facts:
+        engine.add(principal.user_id, fact, actor="test")
+    session = new_session_id()
+    _, info, _ = _say(chat, principal, question, session)
+    edited, expired, deleted = (u.memory_id for u in info.used[:3])
+    new_text = "My cat is called Momo" if language == "en" else "我的猫改名叫墨墨了"
+    engine.update(edited, actor="test", content=new_text, user_id=principal.user_id)
+    engine.expire(expired, actor="test", user_id=principal.user_id)
+    gone_text = engine.get(deleted).content
+    engine.delete(deleted, actor="test", user_id=principal.user_id)
+
+    [panel] = _reply_panels(chat, principal, session)
+    by_id = {u.memory_id: u for u in panel.used}
+    assert by_id[edited].now == EDITED and by_id[edited].content == new_text
+    assert by_id[expired].now == EXPIRED and by_id[expired].content == info.used[1].content
+    assert by_id[deleted].now == DELETED and by_id[deleted].content == "" and by_id[deleted].created_at is None
+    assert gone_text not in str([u.content for u in panel.used])
+    assert [u.now for u in panel.used[3:]] == [""] * len(panel.used[3:])
+    # the reply's order and its scores at the time stay as they were
+    assert [u.memory_id for u in panel.used] == [u.memory_id for u in info.used]
+
+
+@pytest.mark.parametrize("sql", ["sqlite", "postgres"])
+def test_a_reopened_panel_never_shows_another_users_memory(make_engine, sql: str) -> None:  # type: ignore[no-untyped-def]
+    """Memories are read back under the session owner's id: a panel naming someone else's memory
+    (a forged or mixed-up id) shows it as gone, without its text, in Chinese and English."""
+    from services.turn_info import DELETED, TurnInfo, UsedMemory, panel_meta
+
+    engine = make_engine(sql=sql)
+    chat = ChatService(engine)
+    theirs = {"zh": engine.add("bob", "鲍勃的银行卡密码是 4321", actor="test").created[0],
+              "en": engine.add("bob", "Bob's safe combination is 4321", actor="test").created[0]}
+    mine = engine.add("alice", "I grow tomatoes on my balcony", actor="test").created[0]
+    own = engine.get(mine)
+    used = [UsedMemory(mid, "", None, 0.5, 1.0, 3, 0.9) for mid in theirs.values()]
+    used.append(UsedMemory(mine, own.content, own.created_at, 0.4, 0.8, 3, 0.9))
+    info = TurnInfo(used=used, context_block="", retrieval_ms=3.0, cache_hit=False, degraded=False, notices=[],
+                    reranker=None, llm_name="offline", llm_offline=True)
+    session = new_session_id()
+    engine.record_message(message_id="m-q", user_id="alice", session_id=session, role="user", content="hi")
+    engine.record_message(message_id="m-r", user_id="alice", session_id=session, role="assistant", content="hello",
+                          meta=panel_meta(info))
+    [panel] = _reply_panels(chat, ALICE, session)
+    assert [(u.memory_id, u.now, u.content) for u in panel.used] == [
+        (theirs["zh"], DELETED, ""), (theirs["en"], DELETED, ""), (mine, "", "I grow tomatoes on my balcony")]
+    assert "4321" not in str(panel)
+    assert _reply_panels(chat, Principal("bob", "Bob", "user", "bob", via="password"), session) == []
+
+
+def test_replies_without_a_kept_panel_reopen_as_before(engine) -> None:  # type: ignore[no-untyped-def]
+    """Messages from before the panel was kept, and forget replies, have no panel (None), and a
+    meta that is not a kept panel is ignored rather than shown."""
+    chat = ChatService(engine)
+    session = new_session_id()
+    engine.record_message(message_id="m-old", user_id="alice", session_id=session, role="assistant", content="old")
+    engine.record_message(message_id="m-odd", user_id="alice", session_id=session, role="assistant", content="odd",
+                          meta={"panel": {"v": 99, "used": [{"id": "x"}]}})
+    chat.forget_turn(ALICE, session, "忘掉这个", None)
+    assert _reply_panels(chat, ALICE, session) == [None, None, None]
+
+
+@pytest.mark.parametrize("meta, words", [
+    ("not a dict", "meta must be a dict"),
+    ({"panel": {"blob": "x" * 20_000}}, "meta is too large"),
+    ({1: "key not a string"}, "meta keys must be strings"),
+])
+def test_a_bad_message_meta_is_refused_before_anything_is_stored(engine, meta, words: str) -> None:  # type: ignore[no-untyped-def]
+    from memory_core.errors import ValidationError
+
+    with pytest.raises(ValidationError, match=words):
+        engine.record_message(message_id="m-bad", user_id="alice", session_id="s-bad", role="assistant",
+                              content="hello", meta=meta)
+    assert engine.session_messages("alice", "s-bad") == []

@@ -65,6 +65,9 @@ def test_a_database_at_version_1_is_upgraded_in_place(sql_url: str) -> None:
         conn.execute(text("ALTER TABLE memories DROP COLUMN context"))
         conn.execute(text("ALTER TABLE memories DROP COLUMN event_start"))
         conn.execute(text("ALTER TABLE memories DROP COLUMN event_end"))
+        conn.execute(text("ALTER TABLE messages DROP COLUMN meta"))
+        conn.execute(text("INSERT INTO messages (message_id, user_id, session_id, role, content, created_at) "
+                          "VALUES ('msg-old', 'u1', 's1', 'assistant', '你好', '2024-01-01 00:00:00')"))
         conn.execute(text("INSERT INTO memories (memory_id, user_id, content, summary, importance, memory_type, "
                           "entities, metadata, status, created_at, updated_at, source, access_count, merged_from, "
                           "vector_written, content_hash) VALUES ('m-old', 'u1', 'kept', '', 3, 'declarative', '[]', "
@@ -87,6 +90,9 @@ def test_a_database_at_version_1_is_upgraded_in_place(sql_url: str) -> None:
     assert (told.event_start, told.event_end) == (datetime(2024, 1, 4, tzinfo=timezone.utc),
                                                   datetime(2024, 1, 5, tzinfo=timezone.utc))
     assert "ix_memories_user_event" in {i["name"] for i in inspect(engine).get_indexes("memories")}
+    # Migration 8: messages gained ``meta``; a message written before it reads back with none.
+    assert "meta" in {c["name"] for c in inspect(engine).get_columns("messages")}
+    assert [(m["content"], m["meta"]) for m in SqlRepository(engine).session_messages("u1", "s1")] == [("你好", None)]
 
 
 def test_migration_5_reads_the_durations_of_rows_with_no_told_time(sql_url: str) -> None:
@@ -143,6 +149,27 @@ def test_migrations_from_several_processes_at_once(sql_url: str) -> None:
     assert [p.returncode for p in procs] == [0, 0, 0, 0], [err[-800:] for _, err in outputs]
     applied = sorted(out.strip() for out, _ in outputs)
     assert applied == [str([m[0] for m in MIGRATIONS]), "[]", "[]", "[]"]
+    engine.dispose()
+
+
+def test_message_meta_round_trips_on_both_backends(sql_url: str) -> None:
+    """A chat reply's panel (ids and numbers, Chinese and English notices) comes back as stored;
+    a message without one reads as None, not as an empty dict or the string 'null'."""
+    engine = create_sql_engine(sql_url)
+    migrate(engine)
+    repo = SqlRepository(engine)
+    at = datetime(2024, 5, 1, 12, 0, tzinfo=timezone.utc)
+    meta = {"panel": {"v": 1, "used": [{"id": "m-1", "hash": "ab12", "score": 0.73, "importance": 4}],
+                      "notices": ["检索降级：仅关键词", "Memory search is degraded"], "cache_hit": True}}
+    repo.add_message(message_id="r-1", user_id="u1", session_id="s1", role="assistant", content="回复", at=at,
+                     meta=meta)
+    repo.add_message(message_id="q-2", user_id="u1", session_id="s1", role="user", content="hello",
+                     at=at + timedelta(seconds=1))
+    rows = repo.session_messages("u1", "s1")
+    assert [(r["message_id"], r["meta"]) for r in rows] == [("r-1", meta), ("q-2", None)]
+    assert repo.messages(["r-1"])[0]["meta"] == meta
+    with engine.connect() as conn:  # a SQL NULL, not the JSON text 'null'
+        assert conn.exec_driver_sql("SELECT message_id FROM messages WHERE meta IS NULL").scalars().all() == ["q-2"]
     engine.dispose()
 
 

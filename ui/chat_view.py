@@ -12,17 +12,31 @@ from typing import Any, Callable, Sequence
 import pandas as pd
 import streamlit as st
 
-from services.chat import ChatService, DatabaseUnavailable, Remembered, TurnInfo
+from services.chat import ChatService, DatabaseUnavailable, Remembered, TurnInfo, UsedMemory
 from services.guided_demo import NEW_SESSION_NOTE, DemoStep
 from services.safe_text import md_escape
 
 NOTICE_SESSION = "chat_notice_session"  # the session whose last reply the notice belongs to
 
 
+def _date(memory: UsedMemory) -> str:
+    return memory.created_at.strftime("%Y-%m-%d") if memory.created_at is not None else "—"
+
+
+def _shown(memory: UsedMemory) -> str:
+    return memory.content if memory.content or not memory.now else "(no longer available)"
+
+
 def render_info(info: TurnInfo) -> None:
-    """The expander under a reply: the memories used, their dates and score parts, the timing."""
+    """The expander under a reply: the memories used, their dates and score parts, the timing.
+    For a reopened session, a "now" column says how each memory stands today (edited, expired,
+    deleted since ...): the reply was built from what it was then."""
     title = f"🧠 {len(info.used)} memories used · retrieval {info.retrieval_ms:.0f} ms"
+    changed = any(m.now for m in info.used + info.constraints)
     with st.expander(title, expanded=False):
+        if info.reopened:
+            st.caption("From an earlier session: scores as they were for this reply, memories as they are now"
+                       + (" (some changed since)." if changed else "."))
         if info.degraded:
             st.warning("Degraded: the vector store was unavailable, so memories were found by keyword search "
                        "only. " + md_escape(" ".join(info.notices)))
@@ -30,13 +44,14 @@ def render_info(info: TurnInfo) -> None:
             st.caption(md_escape(" ".join(info.notices)))
         if info.constraints:
             st.caption("Constraints applied to this reply:")
-            st.table(pd.DataFrame([{"date": c.created_at.strftime("%Y-%m-%d"), "constraint": c.content}
+            st.table(pd.DataFrame([{"date": _date(c), "constraint": _shown(c)} | ({"now": c.now} if changed else {})
                                    for c in info.constraints]), hide_index=True)
         if info.used:
             st.table(pd.DataFrame([{
-                "date": u.created_at.strftime("%Y-%m-%d"), "memory": u.content, "score": f"{u.score:.3f}",
+                "date": _date(u), "memory": _shown(u), "score": f"{u.score:.3f}",
                 "relevance": f"{u.absolute:.2f}", "importance (1-5)": u.importance,
-                "recency": f"{u.recency:.3f}"} for u in info.used]), hide_index=True)
+                "recency": f"{u.recency:.3f}"} | ({"now": u.now} if changed else {}) for u in info.used]),
+                hide_index=True)
         else:
             st.caption(f"No stored memory was relevant enough to this message (threshold {info.min_relevance:.2f}).")
         st.caption(f"Retrieval {info.retrieval_ms:.1f} ms · {'cache hit' if info.cache_hit else 'cache miss'} · "

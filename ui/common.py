@@ -40,7 +40,7 @@ def throttle(settings: AppSettings) -> LoginThrottle:
     global _THROTTLE
     from services.throttle import SqlThrottleStore
 
-    sql = runtime.get_engine().sql_database
+    sql = _ready_engine().sql_database
     if _THROTTLE is None or _THROTTLE[0] is not sql:
         _THROTTLE = (sql, LoginThrottle(SqlThrottleStore(sql), settings.throttle_policy()))
     return _THROTTLE[1]
@@ -51,7 +51,7 @@ def revocations() -> Any:
     global _REVOCATIONS
     from services.session_token import SqlRevocations
 
-    sql = runtime.get_engine().sql_database
+    sql = _ready_engine().sql_database
     if _REVOCATIONS is None or _REVOCATIONS[0] is not sql:
         _REVOCATIONS = (sql, SqlRevocations(sql))
     return _REVOCATIONS[1]
@@ -231,8 +231,51 @@ def sign_out() -> None:
         st.logout()
 
 
+WARMING_UP = ("⏳ **Warming up**: the memory engine is loading the embedding model (only after the server "
+              "starts). This page continues by itself in a moment.")
+
+
+def _poll_until_ready() -> None:
+    """Rerun the whole page once the warm-up is over (ready or failed): a fragment that checks
+    every two seconds, so the visitor does nothing and the page does not block meanwhile. Not
+    more often: each check is a script run, and checks twice a second slowed the warm-up they
+    wait for by a third on 2 cores (the model conversion of a first start, 24 s -> 35 s)."""
+    if runtime.engine_ready() or not runtime.warming_up():
+        st.rerun(scope="app")
+
+
+def warming_notice(message: str = WARMING_UP) -> None:
+    """Say that the engine is warming up, and come back to this page when it is ready."""
+    st.info(message)
+    st.fragment(run_every=2.0)(_poll_until_ready)()
+
+
+def _ready_engine() -> "MemoryEngine":
+    """The engine, waiting (with a word on screen) for a warm-up in progress."""
+    if runtime.engine_ready():
+        return runtime.get_engine()
+    with st.spinner("Warming up: loading the memory engine…"):
+        return runtime.get_engine()
+
+
+def engine_if_ready() -> "MemoryEngine | None":
+    """The engine when it is open, else None while a warm-up opens it (started here if nothing
+    started one): the home page shows its sign-in instead of waiting for the model. A warm-up that
+    failed is tried again here, and its error shown (``engine_or_stop``)."""
+    if not runtime.engine_ready():
+        runtime.start_warm_up()
+        if runtime.warming_up():
+            return None
+    return engine_or_stop()
+
+
 def engine_or_stop() -> "MemoryEngine":
-    """The process-wide engine (and scheduler); a clear error and a stop when it cannot open."""
+    """The process-wide engine (and scheduler); a clear error and a stop when it cannot open.
+    While a warm-up is opening it, the page says so and stops, and comes back when it is ready
+    (the chat says "warming up" instead of hanging on its first request)."""
+    if not runtime.engine_ready() and runtime.warming_up():
+        warming_notice()
+        st.stop()
     try:
         with st.spinner("Opening the memory engine (the first start loads the embedding model)…"):
             engine = runtime.get_engine()

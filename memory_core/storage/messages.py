@@ -12,10 +12,11 @@ from memory_core.storage.schema import MessageRow
 
 
 class MessageStore(SqlBase):
-    def add_message(self, *, message_id: str, user_id: str, session_id: str, role: str, content: str, at: datetime) -> None:
+    def add_message(self, *, message_id: str, user_id: str, session_id: str, role: str, content: str, at: datetime,
+                    meta: dict[str, Any] | None = None) -> None:
         with self.session() as s:
             s.add(MessageRow(message_id=message_id, user_id=user_id, session_id=session_id, role=role,
-                             content=content, created_at=at))
+                             content=content, created_at=at, meta=meta or None))
 
     def messages(self, message_ids: Sequence[str]) -> list[dict[str, Any]]:
         if not message_ids:

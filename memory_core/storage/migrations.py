@@ -127,6 +127,14 @@ def _m0007_memory_constraints(conn: Connection) -> None:
         after = rows[-1][0]
 
 
+def _m0008_message_meta(conn: Connection) -> None:
+    """``messages.meta`` (JSON, nullable): what an assistant reply was built from (the memories it
+    used, by id, with their scores at the time), so a reopened chat session shows the
+    used-memories panel under each reply again. Older messages keep NULL: no panel, as before."""
+    if "meta" not in {c["name"] for c in inspect(conn).get_columns("messages")}:
+        conn.exec_driver_sql("ALTER TABLE messages ADD COLUMN meta JSON")
+
+
 MIGRATIONS: list[Migration] = [
     (1, "initial", _m0001_initial),
     (2, "user timeline index", _m0002_user_timeline_index),
@@ -135,6 +143,7 @@ MIGRATIONS: list[Migration] = [
     (5, "told time read again", _m0005_event_time_read_again),
     (6, "api keys", _m0006_api_keys),
     (7, "memory constraints", _m0007_memory_constraints),
+    (8, "message meta", _m0008_message_meta),
 ]
 
 

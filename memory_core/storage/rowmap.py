@@ -64,4 +64,5 @@ def history_entry(row: HistoryRow) -> HistoryEntry:
 
 def message_dict(row: MessageRow) -> dict[str, Any]:
     return {"message_id": row.message_id, "user_id": row.user_id, "session_id": row.session_id,
-            "role": row.role, "content": row.content, "created_at": row.created_at}
+            "role": row.role, "content": row.content, "created_at": row.created_at,
+            "meta": dict(row.meta) if isinstance(row.meta, dict) else None}

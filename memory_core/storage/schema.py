@@ -111,6 +111,9 @@ class MessageRow(Base):
     role: Mapped[str] = mapped_column(String(16))
     content: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    # What the app needs to show the message again, e.g. which memories an assistant reply was
+    # built from (``services.turn_info``); None for most messages. Added by migration 8.
+    meta: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True), nullable=True)
 
 
 class RetrievalMetricRow(Base):
