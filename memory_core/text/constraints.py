@@ -14,6 +14,7 @@ out), ``diet`` (vegetarian, halal, no pork, no alcohol), ``dislike`` ("I hate ci
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from memory_core.text.intent import clause_kind, statement_part
 
@@ -96,6 +97,7 @@ _REQUEST_WORDS = re.compile(
 _NO_ANSWER = re.compile(r"^\W*(?:no\b|nope\b|none\b|not really\b|nothing\b|not that i know|没有|没|不|无|并没有)", _I)
 
 
+@lru_cache(maxsize=8192)  # pure; the write path and newer-wins (``ends_a_state``) ask it of the same texts
 def constraint_kind(text: str, answering: str | None = None) -> str | None:
     """The kind of constraint ``text`` states (see the module docstring), or None. A question
     ("Am I allergic to anything?") states none; "I'm not allergic to penicillin after all"
@@ -125,11 +127,13 @@ def _kind_of(statement: str) -> str | None:
     return None
 
 
+@lru_cache(maxsize=8192)  # pure; a search asks it of the query and of each constraint
 def topics(text: str) -> frozenset[str]:
     """The topics ``text`` touches (food, drink, medicine, activity, contact)."""
     return frozenset(name for name, pattern in _TOPICS.items() if pattern.search(text))
 
 
+@lru_cache(maxsize=4096)  # pure; a search asks it once per constraint of the user
 def asks_for_something(query: str) -> bool:
     """A request or a question a constraint could bear on ("Suggest a dinner recipe", "能吃辣吗",
     "what should I bring?"), not small talk or a question about a stored fact alone."""

@@ -36,6 +36,7 @@ NEGATION_IDIOMS_RE = re.compile(r"不错|不客气|不好意思|没事|没关系
                                 r"\bno problem\b|\bnot bad\b|\bno worries\b", _I)
 
 
+@lru_cache(maxsize=16384)  # pure; every newer-wins rule counts the negations of the same texts
 def negations(text: str) -> int:
     """How many negations ``text`` holds (idioms such as 不错 left out)."""
     return len(NEGATION_RE.findall(NEGATION_IDIOMS_RE.sub(" ", text)))
@@ -83,6 +84,13 @@ def _zh_number(word: str) -> str:
     return str(total + current)
 
 
+# Compiled once (``signature`` tried 35 pattern strings per text through re's cache).
+_NUMBER_WORDS = tuple((re.compile(rf"\b{word}\b", _I), digits) for word, digits in _EN_NUMBER_WORDS.items())
+_SPACES = re.compile(r"\s+")
+_LEADING_NUMBER = re.compile(r"[+-]?\d+(?:\.\d+)?")
+_SIGNED_DIGIT = re.compile(r"[+-]?\d")
+_TEST_NAMED = re.compile(r"rh|血|抗体|检测|化验|结果|报告", _I)
+
 _PERSONS_EN = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, PERSON_NOUNS_EN), key=len, reverse=True)) + r")\b", _I)
 _PERSONS_ZH = re.compile("|".join(PERSON_NOUNS_ZH))
 
@@ -104,26 +112,27 @@ class FactSignature:
 
 @lru_cache(maxsize=8192)
 def signature(text: str) -> FactSignature:
-    codes = {m.group(0).lower() for m in _CODE.finditer(text)}
-    code_spans = [m.span() for m in _CODE.finditer(text)]
+    code_matches = list(_CODE.finditer(text))
+    codes = {m.group(0).lower() for m in code_matches}
+    code_spans = [m.span() for m in code_matches]
     numbers: set[str] = set()
     for m in _NUMBER.finditer(text):
         if any(a <= m.start() < b for a, b in code_spans):
             continue
-        value = re.sub(r"\s+", "", m.group(0).lower()).replace(",", ".")
+        value = _SPACES.sub("", m.group(0).lower()).replace(",", ".")
         numbers.add(value)
-    for word, digits in _EN_NUMBER_WORDS.items():
-        if re.search(rf"\b{word}\b", text, _I):
+    for pattern, digits in _NUMBER_WORDS:
+        if pattern.search(text):
             numbers.add(digits)
     for m in _ZH_NUMBER.finditer(text):
         numbers.add(_zh_number(m.group(0)))
     # "5 years" and "five years" are one number: compare the digits alone as well.
-    bare = {re.match(r"[+-]?\d+(?:\.\d+)?", n).group(0) for n in numbers if re.match(r"[+-]?\d", n)}  # type: ignore[union-attr]
+    bare = {_LEADING_NUMBER.match(n).group(0) for n in numbers if _SIGNED_DIGIT.match(n)}  # type: ignore[union-attr]
     grades = set()
     for m in _GRADE.finditer(text):
         letter = (m.group(1) or m.group(3) or "").upper()
         sign = (m.group(2) or m.group(4) or m.group(5) or "").lower()
-        if not letter and m.group(5) and not re.search(r"rh|血|抗体|检测|化验|结果|报告", text, _I):
+        if not letter and m.group(5) and not _TEST_NAMED.search(text):
             continue  # 阳性 / 阴性 alone grade a test only where one is named
         sign = {"positive": "+", "阳性": "+", "negative": "-", "阴性": "-", "阳": "+", "阴": "-"}.get(sign, sign)
         sign = sign.replace("rh", "")

@@ -17,6 +17,7 @@ statements.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from memory_core.text.chunking import split_sentences
 
@@ -88,6 +89,7 @@ _ACK_WORDS = re.compile(
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|we|we're|our|us)\b|我", _I)
 
 
+@lru_cache(maxsize=4096)  # pure: the chat path asks it of each message more than once
 def is_small_talk(text: str) -> bool:
     """A reaction or acknowledgement with nothing about the user in it: no first person, no
     number, and at most a couple of words besides the acknowledgement ("Worked, thanks!",
@@ -144,11 +146,12 @@ _TRANSIENT = re.compile(
     r"我(?:正)?在(?:门口|外面|车里|路上|楼下|填)|我忘了|想不起来|急用|着急|马上要", _I)
 
 _CLAUSE_SPLIT = re.compile(rf"(?<=[，,；;：:])\s*|(?<=[{_CJK}])\s+(?=[{_CJK}])")
+_CJK_CHAR = re.compile(f"[{_CJK}]")
+_LATIN_WORD = re.compile(r"[A-Za-z]+")
 
 
 def _is_zh(text: str) -> bool:
-    return re.search(f"[{_CJK}]", text) is not None and len(re.findall(f"[{_CJK}]", text)) >= len(
-        re.findall(r"[A-Za-z]+", text))
+    return _CJK_CHAR.search(text) is not None and len(_CJK_CHAR.findall(text)) >= len(_LATIN_WORD.findall(text))
 
 
 def _zh_kind(clause: str) -> str:
@@ -183,6 +186,7 @@ def _en_kind(clause: str) -> str:
     return "statement"
 
 
+@lru_cache(maxsize=16384)  # pure; the write rules ask it of the same clauses many times
 def clause_kind(clause: str) -> str:
     """"question", "request" or "statement" for one clause (Chinese or English)."""
     return _zh_kind(clause) if _is_zh(clause) else _en_kind(clause)
@@ -204,6 +208,7 @@ def _is_fragment(clause: str) -> bool:
                 or len(re.sub(r"\W", "", body)) <= 1)
 
 
+@lru_cache(maxsize=8192)  # pure; the importance, constraint and conflict rules all ask it of one text
 def statement_part(text: str) -> str:
     """``text`` without its questions and requests ("" when nothing else is left).
 

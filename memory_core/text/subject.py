@@ -113,6 +113,7 @@ def subject_before(text: str, position: int) -> str:
     return prefix + (person or "self")
 
 
+@lru_cache(maxsize=8192)  # pure; asked of both sides of every newer-wins pair
 def subject_of(text: str) -> str:
     """Who ``text`` as a whole is about: the subject of its first statement."""
     match = re.search(r"[。！？!?；;\n]", text)

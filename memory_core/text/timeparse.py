@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from datetime import date, datetime, time, timedelta, timezone, tzinfo
 from typing import Callable
 
@@ -592,7 +593,10 @@ def _zh_anchored(m: re.Match[str], c: _Ctx) -> Span:
 def _hits(query: str, now: datetime) -> list[tuple[int, int, int, TimeRange]]:
     """(start, end, rule order, range) for every expression that resolves, best first:
     longest, then earliest, then the rule listed first."""
-    ctx = _ctx(now)
+    return _hits_in(query, _ctx(now))
+
+
+def _hits_in(query: str, ctx: _Ctx) -> list[tuple[int, int, int, TimeRange]]:
     hits: list[tuple[int, int, int, TimeRange]] = []
     has_cjk = _CJK_CHAR.search(query) is not None
     lower = query.lower()
@@ -616,13 +620,21 @@ def _hits(query: str, now: datetime) -> list[tuple[int, int, int, TimeRange]]:
 def find_time_expressions(query: str, now: datetime) -> list[TimeRange]:
     """Every time expression in ``query`` in text order; where matches overlap, the best
     one (see :func:`_hits`) is kept and the others dropped."""
+    return list(_expressions(query, _ctx(now)))
+
+
+@lru_cache(maxsize=8192)
+def _expressions(query: str, ctx: _Ctx) -> tuple[TimeRange, ...]:
+    """``find_time_expressions`` for a day and time zone: what a text names depends on nothing
+    else, so it is parsed once (a memory is parsed for its importance, its type, its told time
+    and by the conflict rules, all as of the same write)."""
     taken = bytearray(len(query))
     chosen: list[tuple[int, TimeRange]] = []
-    for start, end, _order, tr in _hits(query, now):
+    for start, end, _order, tr in _hits_in(query, ctx):
         if not any(taken[start:end]):
             taken[start:end] = b"\x01" * (end - start)
             chosen.append((start, tr))
-    return [tr for _, tr in sorted(chosen, key=lambda c: c[0])]
+    return tuple(tr for _, tr in sorted(chosen, key=lambda c: c[0]))
 
 
 def parse_time_range(query: str, now: datetime) -> TimeRange | None:

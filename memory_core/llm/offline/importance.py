@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
+from functools import lru_cache
 
 from memory_core.text.chunking import split_sentences
 from memory_core.text.intent import QUESTION_END as _QUESTION_END  # noqa: F401 - the offline rules share it
@@ -196,6 +197,7 @@ _PROCEDURAL_RES = (
 )
 
 
+@lru_cache(maxsize=8192)  # pure; importance and may_contradict both ask it of each new text
 def _is_small_talk(text: str) -> bool:
     stripped = re.sub(r"[\s\W_]+", " ", text, flags=re.UNICODE).strip()
     if not stripped:
@@ -203,6 +205,7 @@ def _is_small_talk(text: str) -> bool:
     return _SMALL_TALK_RE.fullmatch(stripped + " ") is not None or not keyword_tokens(text)
 
 
+@lru_cache(maxsize=8192)  # pure; importance and memory type both ask it of each new text
 def _is_procedural(text: str) -> bool:
     return any(r.search(text) for r in _PROCEDURAL_RES)
 

@@ -124,12 +124,17 @@ _ALCOHOL = frozenset("alcohol wine beer vodka whisky whiskey gin rum sake cockta
 _OBJ_TRIM_ZH = re.compile(r"^(?:一点点?|一些|点|些|点儿|一点儿)|(?:一点点?|一些|点儿|了|啦|的东西|的食物|的|呢|哦)+$")
 _OBJ_TRIM_EN = re.compile(r"\b(?:a little|a bit of|a bit|some|any|more|now|anymore|again|at all|too|the|a|an|of)\b", _I)
 _EPOCH = datetime(2000, 1, 1, tzinfo=timezone.utc)
+_STOP_VALUE_RE = re.compile(_STOP_VALUE, _I)
+# A date that comes back every year (a birthday, an anniversary) or a habit ("every Tuesday")
+# is part of a lasting fact, not the time of an event.
+_RECURRING = re.compile(r"birthday|anniversary|\bevery\b|\beach\b|\busually\b|\bturns? \d+|\b\d+ years old\b|生日|纪念日|"
+                        r"每(?:天|周|年|个|月)|平时|一般|今年[一二两三四五六七八九十\d]+(?:岁|了)", _I)
 
 
 def _slot_value(match: re.Match[str]) -> str | None:
     groups = {k: v for k, v in match.groupdict().items() if v}
     raw = next(iter(groups.values()), "")
-    raw = re.split(_STOP_VALUE, raw, maxsplit=1, flags=_I)[0]
+    raw = _STOP_VALUE_RE.split(raw, maxsplit=1)[0]
     return normalize_for_compare(raw)
 
 
@@ -201,7 +206,7 @@ def _attribute(text: str) -> tuple[str, str, int] | None:
             head = attr.split()[-1] if attr.isascii() else attr
             if not attr or attr in skip or head in PERSON_NOUNS_EN or any(n in attr for n in PERSON_NOUNS_ZH):
                 continue
-            value = normalize_for_compare(re.split(_STOP_VALUE, raw_value, maxsplit=1, flags=_I)[0])
+            value = normalize_for_compare(_STOP_VALUE_RE.split(raw_value, maxsplit=1)[0])
             if value:
                 key = " ".join(stem(w) for w in attr.split()) if attr.isascii() else attr
                 return key, value, m.start()
@@ -239,10 +244,7 @@ def _facts(text: str) -> _Facts:
     preference = None if pref is None else (pref[0], pref[1], subject_before(text, pref[2]))
     attr = _attribute(text)
     attribute = None if attr is None else (attr[0], attr[1], subject_before(text, attr[2]))
-    # A date that comes back every year (a birthday, an anniversary) or a habit ("every Tuesday")
-    # is part of a lasting fact, not the time of an event.
-    recurring = re.search(r"birthday|anniversary|\bevery\b|\beach\b|\busually\b|\bturns? \d+|\b\d+ years old\b|生日|纪念日|"
-                          r"每(?:天|周|年|个|月)|平时|一般|今年[一二两三四五六七八九十\d]+(?:岁|了)", text, _I)
+    recurring = _RECURRING.search(text)
     episodic = bool(_EPISODE_RE.search(text)) or (parse_time_range(text, _EPOCH) is not None and not recurring)
     sig = signature(text)
     return _Facts(tuple(slots), attribute, preference, _CHANGE_RE.search(text) is not None, False,

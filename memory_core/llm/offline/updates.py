@@ -39,6 +39,7 @@ _ADDITIVE = re.compile(r"\b(?:also|too|as well|another|second|in addition|additi
 _ADDITIVE_ZH = frozenset({"也", "还有", "另外", "又多了"})
 
 
+@lru_cache(maxsize=8192)  # pure (and jieba-bound): asked of each newer text against every candidate
 def _adds(text: str) -> bool:
     """The text adds a value rather than replacing one ("I also have a cat", 我也养了狗). Chinese
     is judged on jieba's words: 也 in 也门 is part of a name. (都, "all", marks no addition: "机票酒店都订好了".)"""
@@ -82,6 +83,7 @@ def specific_words(text: str) -> frozenset[str]:
                      if t not in _GENERIC and len(t) > 1 and not negations(t) and not t.startswith(("不", "没")))
 
 
+@lru_cache(maxsize=8192)  # pure; asked of each text against every candidate it is compared with
 def one_fact(text: str, sentences: int, words: int) -> bool:
     """Whether ``text`` is short enough to state one fact: at most ``sentences`` sentences and
     ``words`` words (a Chinese character counts as half a word) once questions are set aside."""
@@ -118,6 +120,7 @@ _FROM_OLD = re.compile(r"\bfrom\s+(?:\w+\s+){0,3}?(?=to\b)|\b(?:left|leaving|qui
                        r"从[^，。,]{1,8}(?:搬|换|转|调)|不在[^，。,]{1,8}(?:了)", _I)
 
 
+@lru_cache(maxsize=8192)  # pure (jieba-bound); asked of both sides of many pairs
 def _entities(text: str) -> frozenset[str]:
     """Names of specific things (people, places, brands, codes): a capitalised English name or
     a Chinese proper noun. Common nouns ("yoga", "儿子") name a kind, not the one thing."""
@@ -202,6 +205,7 @@ def _states() -> dict[str, re.Pattern[str]]:
             for name, words in data.items() if not name.startswith("_")}
 
 
+@lru_cache(maxsize=8192)  # pure; asked of both sides of every pair
 def _states_of(text: str) -> frozenset[str]:
     return frozenset(name for name, pattern in _states().items() if pattern.search(text))
 
@@ -320,6 +324,7 @@ _REACTION_OPENING = re.compile(r"^\W*(?:wow|awesome|great|cool|nice|congrats|con
                                _I)
 
 
+@lru_cache(maxsize=8192)  # pure; asked of both sides of every pair
 def _states_a_fact(text: str) -> bool:
     """A statement about someone (I / my / 我 / he / she), not a reaction to the listener ("Wow,
     Caroline, that sounds awesome!"): only such texts restate a fact."""
