@@ -48,6 +48,9 @@ class _EntityIndex:
     postings: dict[str, list[str]]
 
 
+_NO_ENTITIES = _EntityIndex({})
+
+
 def _recent_active(parts: EngineParts, user_id: str) -> _EntityIndex:
     """Ids and entities only: full rows are fetched for the few candidates that share an entity
     (loading 2,000 full rows per add was most of the write time at 1,000 memories per user)."""
@@ -185,9 +188,10 @@ def resolve_conflicts(parts: EngineParts, memory_ids: Sequence[str], actor: str,
     by_user: dict[str, _EntityIndex] = {}
     ranked: dict[str, list[str]] = {}
     for new in news:
-        if new.user_id not in by_user:
+        if new.user_id not in by_user and _entity_key(new.entities):
             by_user[new.user_id] = _recent_active(parts, new.user_id)
-        ranked[new.memory_id] = _ranked_ids(parts, new, hits[new.memory_id], by_user[new.user_id])
+        # A memory with no entity shares none: its user's entity index is not read for it.
+        ranked[new.memory_id] = _ranked_ids(parts, new, hits[new.memory_id], by_user.get(new.user_id, _NO_ENTITIES))
     known = parts.repo.get_many(sorted({mid for ids in ranked.values() for mid in ids}))
     superseded: list[MemoryRecord] = []
     try:

@@ -4,10 +4,12 @@ aggregates analytics draws.
 """
 from __future__ import annotations
 
+import json
 from datetime import datetime, timedelta
+from functools import lru_cache
 from typing import Sequence
 
-from sqlalchemy import Integer, and_, case, func, literal, or_, select, union_all
+from sqlalchemy import Integer, Text, and_, case, cast, func, literal, or_, select, union_all
 
 from memory_core.records import MemoryRecord
 from memory_core.storage.memories import MemoryStore
@@ -161,15 +163,19 @@ class MemoryReads(MemoryStore):
 
     def recent_active_entities(self, user_id: str, limit: int) -> list[tuple[str, list[str]]]:
         """(memory_id, entities) of the user's ``limit`` newest active memories: ids and entities
-        only (full rows cost most of a write's time when thousands were loaded per add)."""
+        only (full rows cost most of a write's time when thousands were loaded per add).
+
+        Every add reads the same rows again, so the entities come as their stored JSON text and
+        each distinct text is decoded once (``_entity_list``), and the rows are fetched at once
+        rather than one by one: at 1,000 memories a user this read was a quarter of an add."""
         with self.session() as s:
             rows = s.execute(
-                select(MemoryRow.memory_id, MemoryRow.entities)
+                select(MemoryRow.memory_id, cast(MemoryRow.entities, Text))
                 .where(MemoryRow.user_id == user_id, MemoryRow.status == MemoryStatus.ACTIVE.value)
                 .order_by(MemoryRow.created_at.desc())
                 .limit(limit)
-            )
-            return [(memory_id, list(entities or [])) for memory_id, entities in rows]
+            ).all()
+        return [(memory_id, list(_entity_list(raw))) for memory_id, raw in rows]
 
     def used_due_by(self, horizon: datetime, after: str, limit: int) -> list[MemoryRecord]:
         """Active memories retrieved at least once whose expiry falls by ``horizon``: one keyset
@@ -247,3 +253,10 @@ class MemoryReads(MemoryStore):
             created = list(s.scalars(select(MemoryRow.created_at)))
             expired = list(s.scalars(select(MemoryRow.expired_at).where(MemoryRow.expired_at.is_not(None))))
         return created, expired
+
+
+@lru_cache(maxsize=16384)
+def _entity_list(raw: str | None) -> tuple[str, ...]:
+    """A stored ``entities`` JSON text as the values the column type would give (a pure function
+    of the text; memories share few distinct entity lists)."""
+    return tuple(json.loads(raw) or ()) if raw is not None else ()
