@@ -29,7 +29,7 @@ from collections import OrderedDict
 import unicodedata
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from memory_core.cache import ResultCache
 from memory_core.clock import Clock, as_utc
@@ -46,7 +46,7 @@ from memory_core.scoring import Weights, final_score, recency, rrf_sum
 from memory_core.sql_ports import SqlRepositoryPort
 from memory_core.telemetry import Recorder
 from memory_core.text.answer_type import asks_when, states_time
-from memory_core.text.constraints import bears_on
+from memory_core.text.constraints import bears_on, may_bear_on
 from memory_core.text.expansion import slot_keywords
 from memory_core.text.keywords import keyword_text, keyword_tokens
 from memory_core.text.speaker import name_candidates, query_names_speaker, speaker_label, strip_names
@@ -233,7 +233,7 @@ class RetrievalPipeline:
             self._fill_cosines(user_id, rewritten, speakers, candidates, now, filters)
         terms, lang, slots = query_terms(rewritten), language(query), slot_terms(query)
         scored = self._score(candidates, records, now, options, terms, lang, slots)
-        results = [r for r in scored if (r.parts.absolute or 0.0) >= threshold][:top_k]
+        results = scored.top(threshold, top_k)
         constraints = self._constraints(user_id, query, now, scored, terms, lang) if options.use_core else []
         context_block = build_context_block(results, self.embedder.count_tokens, self.settings.context_max_tokens)
         constraint_block = build_context_block(constraints, self.embedder.count_tokens, self.settings.context_max_tokens)
@@ -482,15 +482,16 @@ class RetrievalPipeline:
 
     def _score(self, candidates: list[_Candidate], records: dict[str, MemoryRecord], now: datetime,
                options: RetrievalOptions, terms: frozenset[str] = frozenset(), lang: str = "en",
-               slots: frozenset[str] = frozenset()) -> list[SearchResult]:
+               slots: frozenset[str] = frozenset()) -> "_Ranked":
         """Relevance is the fused score relative to this query's best candidate (1.0 = best), so
         importance and recency adjust the order among comparably relevant memories instead of
-        drowning the difference between a first and a tenth rank."""
+        drowning the difference between a first and a tenth rank. Absolute relevance is left to
+        ``_Ranked``, which works it out only for the results a response can show."""
         weights = self.weights
         raw = {c.memory_id: self._relevance(c, options) for c in candidates}
         reranked = any(c.rerank is not None for c in candidates)
         best = max(raw.values(), default=0.0)
-        results: list[SearchResult] = []
+        results: list[tuple[SearchResult, _Candidate, MemoryRecord]] = []
         for c in candidates:
             record = records[c.memory_id]
             relevance = raw[c.memory_id] if reranked else (raw[c.memory_id] / best if best > 0 else 0.0)
@@ -501,18 +502,17 @@ class RetrievalPipeline:
             relevance = max(0.0, min(1.0, relevance))
             rec = recency(record.created_at, now, weights.half_life_days)
             score = final_score(relevance, record.importance, rec, weights) if options.use_score_terms else relevance
-            results.append(SearchResult(
+            results.append((SearchResult(
                 memory_id=record.memory_id, user_id=record.user_id, content=record.content,
                 memory_type=record.memory_type, importance=record.importance, created_at=record.created_at,
                 score=round(score, 6),
                 parts=ScoreParts(relevance=round(relevance, 6), importance=record.importance / 5.0,
-                                 recency=round(rec, 6), dense=c.dense, keyword=c.keyword, rerank=c.rerank,
-                                 absolute=round(self.relevance(c.dense, self._coverage(c, record, terms, slots),
-                                                               lang), 6)),
+                                 recency=round(rec, 6), dense=c.dense, keyword=c.keyword, rerank=c.rerank),
                 entities=record.entities, source=record.source, meta=record.meta,
-            ))
-        results.sort(key=lambda r: (-r.score, -r.created_at.timestamp(), r.memory_id))
-        return results
+            ), c, record))
+        results.sort(key=lambda item: (-item[0].score, -item[0].created_at.timestamp(), item[0].memory_id))
+        return _Ranked(results, lambda c, record: round(
+            self.relevance(c.dense, self._coverage(c, record, terms, slots), lang), 6))
 
     @staticmethod
     def _coverage(c: _Candidate, record: MemoryRecord, terms: frozenset[str], slots: frozenset[str]) -> float:
@@ -557,20 +557,22 @@ class RetrievalPipeline:
         except Exception as exc:  # relevance then rests on the words alone
             log.warning("cosines for keyword-only candidates unavailable: %s", exc)
 
-    def _constraints(self, user_id: str, query: str, now: datetime, scored: Sequence[SearchResult],
+    def _constraints(self, user_id: str, query: str, now: datetime, scored: "_Ranked",
                      terms: frozenset[str], lang: str) -> list[SearchResult]:
         """The user's constraints that bear on ``query`` (memory_core.text.constraints), whatever
         their rank: an allergy must shape a snack suggestion that shares no word with it."""
+        if not may_bear_on(query):
+            return []  # no constraint can bear on it (``bears_on``): nothing to read
         try:
             records = [r for r in self.repo.constraints(user_id, now) if bears_on(r.content, query)]
         except Exception as exc:  # the reply goes on without them; the log says why
             log.warning("constraints could not be read: %s", exc)
             return []
-        ranked = {r.memory_id: r for r in scored}
         out = []
         for record in records:
-            if record.memory_id in ranked:
-                out.append(ranked[record.memory_id])
+            ranked = scored.get(record.memory_id)
+            if ranked is not None:
+                out.append(ranked)
                 continue
             cov = coverage(terms, record.content, record.context)
             out.append(SearchResult(
@@ -605,6 +607,47 @@ class RetrievalPipeline:
             cache_hit=response.cache_hit, degraded=response.degraded, results=len(response.results),
             **{f"{stage}_ms": float(t.get(stage, 0.0)) for stage in STAGES},
         ))
+
+
+class _Ranked:
+    """A search's scored candidates in rank order. Their absolute relevance needs each memory's
+    words (``coverage``: a jieba pass per memory, ~2 ms of a search over ~60 candidates), and a
+    response shows only its top results that pass the threshold and the user's constraints, so
+    it is worked out for those alone, as they are asked for: the values are those of a full pass."""
+
+    def __init__(self, items: list[tuple[SearchResult, _Candidate, MemoryRecord]],
+                 absolute: Callable[[_Candidate, MemoryRecord], float]) -> None:
+        self._items = items
+        self._absolute = absolute
+        self._done: dict[int, SearchResult] = {}
+        self._index = {result.memory_id: i for i, (result, _c, _r) in enumerate(items)}
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def result(self, index: int) -> SearchResult:
+        """The ``index``-th result, its absolute relevance filled in."""
+        done = self._done.get(index)
+        if done is None:
+            result, candidate, record = self._items[index]
+            done = self._done[index] = replace(result, parts=replace(result.parts,
+                                                                     absolute=self._absolute(candidate, record)))
+        return done
+
+    def get(self, memory_id: str) -> SearchResult | None:
+        index = self._index.get(memory_id)
+        return None if index is None else self.result(index)
+
+    def top(self, threshold: float, k: int) -> list[SearchResult]:
+        """The first ``k`` results, in rank order, whose absolute relevance reaches ``threshold``."""
+        out: list[SearchResult] = []
+        for index in range(len(self._items)):
+            if len(out) >= k:
+                break
+            result = self.result(index)
+            if (result.parts.absolute or 0.0) >= threshold:
+                out.append(result)
+        return out
 
 
 def _checked_filters(filters: SearchFilters) -> SearchFilters:

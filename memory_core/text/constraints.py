@@ -149,15 +149,19 @@ def bears_on(constraint: str, query: str) -> bool:
     not know, and a medical condition, bear on every request that has a topic (wrongly offered, a
     constraint costs a line of the prompt; wrongly withheld, it can cost the user's health); a
     request with none (a joke, a sum) gets none."""
-    if not asks_for_something(query):
-        return False
-    asked = _merge_food(topics(query))
-    if not asked:
+    if not may_bear_on(query):
         return False  # a joke, a sum, a capital city: nothing a constraint rules out
+    asked = _merge_food(topics(query))
     mine = _merge_food(topics(constraint))
     if not mine or _MEDICAL.search(constraint):
         return True
     return bool(mine & asked)
+
+
+def may_bear_on(query: str) -> bool:
+    """Whether any constraint can bear on ``query``: it asks for something and has a topic.
+    When not, ``bears_on`` is False for every constraint, so a search need not read them."""
+    return asks_for_something(query) and bool(topics(query))
 
 
 def _merge_food(found: frozenset[str]) -> frozenset[str]:
