@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -39,6 +40,12 @@ def _entity_key(values: Sequence[str]) -> set[str]:
     return {v.strip().lower() for v in values if v.strip()}
 
 
+@lru_cache(maxsize=16384)
+def _keys_of(entities: tuple[str, ...]) -> frozenset[str]:
+    """``_entity_key`` of a stored entity list (the same lists come back on every add)."""
+    return frozenset(_entity_key(entities))
+
+
 @dataclass(frozen=True)
 class _EntityIndex:
     """A user's recent active memories by entity: entity key -> memory ids (an inverted index,
@@ -51,13 +58,16 @@ class _EntityIndex:
 _NO_ENTITIES = _EntityIndex({})
 
 
-def _recent_active(parts: EngineParts, user_id: str) -> _EntityIndex:
+def _recent_active(parts: EngineParts, user_id: str, wanted: frozenset[str]) -> _EntityIndex:
     """Ids and entities only: full rows are fetched for the few candidates that share an entity
-    (loading 2,000 full rows per add was most of the write time at 1,000 memories per user)."""
+    (loading 2,000 full rows per add was most of the write time at 1,000 memories per user).
+    Only the ``wanted`` keys (those of the new memories) are indexed: no other is looked up."""
     postings: dict[str, list[str]] = {}
     for memory_id, entities in parts.repo.recent_active_entities(user_id, ENTITY_SCAN_LIMIT):
-        for key in _entity_key(entities):
-            postings.setdefault(key, []).append(memory_id)
+        keys = _keys_of(entities)
+        if not keys.isdisjoint(wanted):
+            for key in keys & wanted:
+                postings.setdefault(key, []).append(memory_id)
     return _EntityIndex(postings)
 
 
@@ -185,13 +195,13 @@ def resolve_conflicts(parts: EngineParts, memory_ids: Sequence[str], actor: str,
         for record, vector in zip(todo, parts.embedder.embed_passages([embed_text(r.content, r.context) for r in todo])):
             given[record.memory_id] = vector
     hits = _dense_hits(parts, news, given)
-    by_user: dict[str, _EntityIndex] = {}
-    ranked: dict[str, list[str]] = {}
+    wanted: dict[str, set[str]] = {}  # user -> the entity keys of their new memories
     for new in news:
-        if new.user_id not in by_user and _entity_key(new.entities):
-            by_user[new.user_id] = _recent_active(parts, new.user_id)
-        # A memory with no entity shares none: its user's entity index is not read for it.
-        ranked[new.memory_id] = _ranked_ids(parts, new, hits[new.memory_id], by_user.get(new.user_id, _NO_ENTITIES))
+        wanted.setdefault(new.user_id, set()).update(_entity_key(new.entities))
+    # A user none of whose new memories has an entity shares none: their index is not read.
+    by_user = {user_id: _recent_active(parts, user_id, frozenset(keys)) for user_id, keys in wanted.items() if keys}
+    ranked = {new.memory_id: _ranked_ids(parts, new, hits[new.memory_id], by_user.get(new.user_id, _NO_ENTITIES))
+              for new in news}
     known = parts.repo.get_many(sorted({mid for ids in ranked.values() for mid in ids}))
     superseded: list[MemoryRecord] = []
     try:

@@ -161,7 +161,7 @@ class MemoryReads(MemoryStore):
             )
             return [to_record(row) for row in rows]
 
-    def recent_active_entities(self, user_id: str, limit: int) -> list[tuple[str, list[str]]]:
+    def recent_active_entities(self, user_id: str, limit: int) -> list[tuple[str, tuple[str, ...]]]:
         """(memory_id, entities) of the user's ``limit`` newest active memories: ids and entities
         only (full rows cost most of a write's time when thousands were loaded per add).
 
@@ -175,7 +175,7 @@ class MemoryReads(MemoryStore):
                 .order_by(MemoryRow.created_at.desc())
                 .limit(limit)
             ).all()
-        return [(memory_id, list(_entity_list(raw))) for memory_id, raw in rows]
+        return [(memory_id, _entity_list(raw)) for memory_id, raw in rows]
 
     def used_due_by(self, horizon: datetime, after: str, limit: int) -> list[MemoryRecord]:
         """Active memories retrieved at least once whose expiry falls by ``horizon``: one keyset
