@@ -283,6 +283,10 @@ class WritePipeline:
             kept_by_text: dict[str, _Chunk] = {}
             floor = min(self.settings.dedup_similarity, self.settings.dedup_paraphrase_similarity - 0.05)
             by_hash: dict[str, str] = {}
+            # The stored memories close enough to any chunk, read at once (was one read per chunk
+            # with a close hit: ~400 reads for 512 texts); nothing is written until the loop ends.
+            stored = self._rows([h.memory_id for c in mine if c.hash not in existing_ids
+                                 for h in nearest.get(id(c), []) if h.score >= floor])
             for chunk in mine:
                 existing = existing_ids.get(chunk.hash) or by_hash.get(chunk.hash)
                 if existing is not None:
@@ -310,8 +314,8 @@ class WritePipeline:
                     # The vector index may still hold a memory that has left retrieval (its vector
                     # delete failed and waits for reconcile): only an active memory of this user
                     # can absorb a repeat, or the repeat would vanish into an expired row.
-                    texts = {mid: r for mid, r in self.repo.get_many([h.memory_id for h in close]).items()
-                             if r.status is MemoryStatus.ACTIVE and r.user_id == user_id}
+                    texts = {mid: r for mid, r in ((h.memory_id, stored.get(h.memory_id)) for h in close)
+                             if r is not None and r.status is MemoryStatus.ACTIVE and r.user_id == user_id}
                     match = next((h for h in close if h.memory_id in texts
                                   and self._is_duplicate(chunk.text, texts[h.memory_id].content, h.score)), None)
                     if match is not None:
@@ -321,6 +325,14 @@ class WritePipeline:
                 kept.append(chunk)
                 kept_vectors.append(chunk.vector)
                 kept_by_text.setdefault(normalize_for_compare(chunk.text), chunk)
+
+    def _rows(self, memory_ids: Sequence[str], batch: int = 500) -> dict[str, MemoryRecord]:
+        """The stored rows of ``memory_ids`` (distinct, in reads of at most ``batch`` ids)."""
+        ids = sorted(set(memory_ids))
+        rows: dict[str, MemoryRecord] = {}
+        for start in range(0, len(ids), batch):
+            rows.update(self.repo.get_many(ids[start:start + batch]))
+        return rows
 
     def _nearest(self, user_id: str, chunks: list[_Chunk]) -> dict[int, list[VectorHit]]:
         """The 3 nearest stored vectors of each chunk (keyed by ``id(chunk)``), one batched search

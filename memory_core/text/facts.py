@@ -86,6 +86,8 @@ def _zh_number(word: str) -> str:
 
 # Compiled once (``signature`` tried 35 pattern strings per text through re's cache).
 _NUMBER_WORDS = tuple((re.compile(rf"\b{word}\b", _I), digits) for word, digits in _EN_NUMBER_WORDS.items())
+# Matches wherever one of them does: most texts name no number word, and one search tells.
+_ANY_NUMBER_WORD = re.compile(r"\b(?:" + "|".join(_EN_NUMBER_WORDS) + r")\b", _I)
 _SPACES = re.compile(r"\s+")
 _LEADING_NUMBER = re.compile(r"[+-]?\d+(?:\.\d+)?")
 _SIGNED_DIGIT = re.compile(r"[+-]?\d")
@@ -121,9 +123,10 @@ def signature(text: str) -> FactSignature:
             continue
         value = _SPACES.sub("", m.group(0).lower()).replace(",", ".")
         numbers.add(value)
-    for pattern, digits in _NUMBER_WORDS:
-        if pattern.search(text):
-            numbers.add(digits)
+    if _ANY_NUMBER_WORD.search(text):
+        for pattern, digits in _NUMBER_WORDS:
+            if pattern.search(text):
+                numbers.add(digits)
     for m in _ZH_NUMBER.finditer(text):
         numbers.add(_zh_number(m.group(0)))
     # "5 years" and "five years" are one number: compare the digits alone as well.
