@@ -298,13 +298,14 @@ def corrects(newer: str, older: str, explicit: bool = False) -> bool:
 _VALUE_TOKEN = re.compile(r"[A-Za-z]*\d[\w\-]*|(?<![A-Za-z])[A-Z][a-z]{2,}")
 
 
-def _value_tokens(text: str) -> set[str]:
+@lru_cache(maxsize=8192)  # pure (jieba-bound); both sides of every correction check
+def _value_tokens(text: str) -> frozenset[str]:
     """Numbers, codes and capitalised names, and the text's Chinese words (jieba), of what the
     text states (not a speaker label or a name said to the listener)."""
     text = statement_words(text)
     found = set(_VALUE_TOKEN.findall(text))
     found |= {t for t in keyword_tokens(text) if re.fullmatch(r"[\u4e00-\u9fff]{2,4}", t)}
-    return found
+    return frozenset(found)
 
 
 def _levenshtein(a: str, b: str) -> int:

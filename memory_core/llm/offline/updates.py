@@ -150,11 +150,13 @@ def flips(newer: str, older: str, marked: bool = False) -> bool:
         words_new = specific_words(clause_new)
         if not words_new:
             continue
+        negated = negations(clause_new) > 0
         for clause_old in _CLAUSES.split(statement_words(older)):
+            if (negations(clause_old) > 0) == negated:
+                continue  # the same polarity is no flip (tested first: it needs no word split)
             words_old = specific_words(clause_old)
             shared = words_new & words_old
-            if len(shared) >= need and len(shared) / min(len(words_new), len(words_old)) >= 0.67 \
-                    and (negations(clause_new) > 0) != (negations(clause_old) > 0):
+            if len(shared) >= need and len(shared) / min(len(words_new), len(words_old)) >= 0.67:
                 return True
     return False
 
