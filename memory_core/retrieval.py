@@ -29,7 +29,7 @@ from collections import OrderedDict
 import unicodedata
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from memory_core.cache import ResultCache
 from memory_core.clock import Clock, as_utc
@@ -38,6 +38,7 @@ from memory_core.config import Settings
 from memory_core.context_block import build_context_block
 from memory_core.embedding.base import Embedder
 from memory_core.llm.base import LLMProvider
+from memory_core.ranked import RankedResults
 from memory_core.records import MemoryRecord, SearchFilters, SearchResponse
 from memory_core.relevance import DEFAULT_MODEL, RelevanceModel, coverage, language, query_terms, slot_terms
 from memory_core.response_cache import CACHE_FORMAT, filters_json, from_json, to_json
@@ -482,11 +483,11 @@ class RetrievalPipeline:
 
     def _score(self, candidates: list[_Candidate], records: dict[str, MemoryRecord], now: datetime,
                options: RetrievalOptions, terms: frozenset[str] = frozenset(), lang: str = "en",
-               slots: frozenset[str] = frozenset()) -> "_Ranked":
+               slots: frozenset[str] = frozenset()) -> "RankedResults[_Candidate]":
         """Relevance is the fused score relative to this query's best candidate (1.0 = best), so
         importance and recency adjust the order among comparably relevant memories instead of
         drowning the difference between a first and a tenth rank. Absolute relevance is left to
-        ``_Ranked``, which works it out only for the results a response can show."""
+        ``RankedResults``, which works it out only for the results a response can show."""
         weights = self.weights
         raw = {c.memory_id: self._relevance(c, options) for c in candidates}
         reranked = any(c.rerank is not None for c in candidates)
@@ -511,7 +512,7 @@ class RetrievalPipeline:
                 entities=record.entities, source=record.source, meta=record.meta,
             ), c, record))
         results.sort(key=lambda item: (-item[0].score, -item[0].created_at.timestamp(), item[0].memory_id))
-        return _Ranked(results, lambda c, record: round(
+        return RankedResults(results, lambda c, record: round(
             self.relevance(c.dense, self._coverage(c, record, terms, slots), lang), 6))
 
     @staticmethod
@@ -557,7 +558,7 @@ class RetrievalPipeline:
         except Exception as exc:  # relevance then rests on the words alone
             log.warning("cosines for keyword-only candidates unavailable: %s", exc)
 
-    def _constraints(self, user_id: str, query: str, now: datetime, scored: "_Ranked",
+    def _constraints(self, user_id: str, query: str, now: datetime, scored: "RankedResults[_Candidate]",
                      terms: frozenset[str], lang: str) -> list[SearchResult]:
         """The user's constraints that bear on ``query`` (memory_core.text.constraints), whatever
         their rank: an allergy must shape a snack suggestion that shares no word with it."""
@@ -607,47 +608,6 @@ class RetrievalPipeline:
             cache_hit=response.cache_hit, degraded=response.degraded, results=len(response.results),
             **{f"{stage}_ms": float(t.get(stage, 0.0)) for stage in STAGES},
         ))
-
-
-class _Ranked:
-    """A search's scored candidates in rank order. Their absolute relevance needs each memory's
-    words (``coverage``: a jieba pass per memory, ~2 ms of a search over ~60 candidates), and a
-    response shows only its top results that pass the threshold and the user's constraints, so
-    it is worked out for those alone, as they are asked for: the values are those of a full pass."""
-
-    def __init__(self, items: list[tuple[SearchResult, _Candidate, MemoryRecord]],
-                 absolute: Callable[[_Candidate, MemoryRecord], float]) -> None:
-        self._items = items
-        self._absolute = absolute
-        self._done: dict[int, SearchResult] = {}
-        self._index = {result.memory_id: i for i, (result, _c, _r) in enumerate(items)}
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def result(self, index: int) -> SearchResult:
-        """The ``index``-th result, its absolute relevance filled in."""
-        done = self._done.get(index)
-        if done is None:
-            result, candidate, record = self._items[index]
-            done = self._done[index] = replace(result, parts=replace(result.parts,
-                                                                     absolute=self._absolute(candidate, record)))
-        return done
-
-    def get(self, memory_id: str) -> SearchResult | None:
-        index = self._index.get(memory_id)
-        return None if index is None else self.result(index)
-
-    def top(self, threshold: float, k: int) -> list[SearchResult]:
-        """The first ``k`` results, in rank order, whose absolute relevance reaches ``threshold``."""
-        out: list[SearchResult] = []
-        for index in range(len(self._items)):
-            if len(out) >= k:
-                break
-            result = self.result(index)
-            if (result.parts.absolute or 0.0) >= threshold:
-                out.append(result)
-        return out
 
 
 def _checked_filters(filters: SearchFilters) -> SearchFilters:

@@ -250,3 +250,24 @@ def test_anchored_expressions_that_make_no_sense_fall_back_to_the_date_they_name
     assert parse_time_range("the fifth week of May 2023", NOW).label == "May 2023"  # type: ignore[union-attr]
     assert parse_time_range("the first week of 2023年5月3日", NOW).label == "2023年5月3日"  # type: ignore[union-attr]
     assert parse_time_range("100 days before 2023-05-03", NOW).label == "2023-05-03"  # type: ignore[union-attr]
+
+
+def test_the_same_instant_reads_by_its_own_time_zone_however_often_it_is_asked() -> None:
+    """Parses are cached per text and (day, zone): 23:30 UTC is already tomorrow at UTC+8, and an
+    equal instant in another zone must not get the first zone's answer from the cache."""
+    utc = datetime(2024, 6, 1, 23, 30, tzinfo=timezone.utc)
+    shanghai = utc.astimezone(timezone(timedelta(hours=8)))
+    assert utc == shanghai  # one instant
+    for _ in range(2):
+        today_utc, today_sh = parse_time_range("我今天做了什么", utc), parse_time_range("我今天做了什么", shanghai)
+        assert today_utc is not None and today_sh is not None
+        assert today_utc.start == _d("2024-06-01") and today_sh.start == datetime(2024, 6, 1, 16, tzinfo=timezone.utc)
+        assert parse_time_range("what did I do today", utc) != parse_time_range("what did I do today", shanghai)
+    assert parse_time_range("讲个笑话", utc) is None and parse_time_range("tell me a joke", shanghai) is None
+
+
+def test_a_caller_changing_the_list_it_got_does_not_change_the_next_answer() -> None:
+    found = find_time_expressions("昨天和上周", NOW)
+    assert [tr.label for tr in found] == ["昨天", "上周"]
+    found.clear()
+    assert [tr.label for tr in find_time_expressions("昨天和上周", NOW)] == ["昨天", "上周"]
