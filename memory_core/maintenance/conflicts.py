@@ -64,7 +64,7 @@ def _recent_active(parts: EngineParts, user_id: str, wanted: frozenset[str]) -> 
     Only the ``wanted`` keys (those of the new memories) are indexed: no other is looked up."""
     postings: dict[str, list[str]] = {}
     for memory_id, entities in parts.repo.recent_active_entities(user_id, ENTITY_SCAN_LIMIT):
-        keys = _keys_of(entities)
+        keys = _keys_of(entities if isinstance(entities, tuple) else tuple(entities))
         if not keys.isdisjoint(wanted):
             for key in keys & wanted:
                 postings.setdefault(key, []).append(memory_id)

@@ -154,7 +154,7 @@ class MemoryReads(MemoryStore):
             )
             return [to_record(row) for row in rows]
 
-    def recent_active_entities(self, user_id: str, limit: int) -> list[tuple[str, tuple[str, ...]]]:
+    def recent_active_entities(self, user_id: str, limit: int) -> list[tuple[str, Sequence[str]]]:
         """(memory_id, entities) of the user's ``limit`` newest active memories: ids and entities
         only (full rows cost most of a write's time when thousands were loaded per add).
 
