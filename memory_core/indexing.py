@@ -5,20 +5,15 @@ same way (a difference would show up as drift in reconcile).
 """
 from __future__ import annotations
 
-import re
 from typing import Sequence
 
 import numpy as np
 
 from memory_core.lifecycle import epoch
 from memory_core.records import MemoryRecord
-from memory_core.text.chunking import split_sentences
+from memory_core.text.intent import asks_anything
 from memory_core.text.keywords import keyword_tokens
 from memory_core.vectors.base import VectorRecord
-
-
-# A question mark, or a Chinese question's final particle with no mark ("你有宠物吗").
-_QUESTION_END = re.compile(r"(?:[?？]|[吗呢嘛][。.!！~～]*)\s*$")
 
 
 def context_key(context: str) -> str:
@@ -31,9 +26,7 @@ def context_key(context: str) -> str:
     half): previous turn always .769 / .752, only when it asks .776 / .751, never .725 / .711.
     On two held-out sets the always-on key had cost recall (-.025 and -.049 at recall@5): most of
     their previous turns were not questions. The truth benchmark is unchanged (278/342)."""
-    if any(_QUESTION_END.search(sentence) for sentence in split_sentences(context)):
-        return context
-    return ""
+    return context if asks_anything(context) else ""
 
 
 def embed_text(content: str, context: str = "") -> str:

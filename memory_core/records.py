@@ -167,16 +167,17 @@ SNAPSHOT_FIELDS = (
 )
 
 
+def json_value(value: Any) -> Any:
+    """One field of a record as JSON holds it: a datetime as ISO text, an enum as its value."""
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if hasattr(value, "value"):
+        return value.value
+    return value
+
+
 def snapshot(record: MemoryRecord) -> dict[str, Any]:
     """A JSON-safe picture of a memory for the history table."""
-    out: dict[str, Any] = {}
-    for key in SNAPSHOT_FIELDS:
-        # Only the snapshot's fields, each copied (``asdict`` deep-copied the whole record and was
-        # a tenth of a batch write's SQL time).
-        value = copy.deepcopy(getattr(record, key))
-        if isinstance(value, datetime):
-            value = value.isoformat()
-        elif hasattr(value, "value"):
-            value = value.value
-        out[key] = value
-    return out
+    # Only the snapshot's fields, each copied (``asdict`` deep-copied the whole record and was
+    # a tenth of a batch write's SQL time).
+    return {key: json_value(copy.deepcopy(getattr(record, key))) for key in SNAPSHOT_FIELDS}

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 from memory_core.config import Settings
 from memory_core.errors import ValidationError
+from memory_core.records import json_value
 from memory_core.validation import check_user_id, clean_text
 from services.access import demo_only, require_user_in_scope, staff_only
 from services.auth import DEMO_PREFIX, Principal, is_demo_id
@@ -272,11 +273,5 @@ def _export_pages(engine: "MemoryEngine", user_id: str) -> Iterator[str]:
 
 
 def record_to_json(record: "MemoryRecord") -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in record.__dict__.items():
-        if isinstance(value, datetime):
-            value = value.isoformat()
-        elif hasattr(value, "value"):
-            value = value.value
-        out[key] = value
-    return out
+    """Every field of a memory, JSON-safe (the export's row)."""
+    return {key: json_value(value) for key, value in record.__dict__.items()}

@@ -392,6 +392,19 @@ _CAT_FACTS = {
 }
 
 
+def _asked_about_the_cats(make_engine, sql: str, language: str):  # type: ignore[no-untyped-def]
+    """The user's cat facts stored, and the question about them asked once in a new session:
+    (engine, chat, principal, facts, session, the reply's info)."""
+    engine = make_engine(sql=sql)
+    chat = ChatService(engine)
+    principal, facts, question = _CAT_FACTS[language]
+    for fact in facts:
+        engine.add(principal.user_id, fact, actor="test")
+    session = new_session_id()
+    _, info, _ = _say(chat, principal, question, session)
+    return engine, chat, principal, facts, session, info
+
+
 def _reply_panels(chat: ChatService, principal, session: str) -> list:  # type: ignore[no-untyped-def]
     messages = chat.transcript(principal, session)
     assert all(m["info"] is None for m in messages if m["role"] == "user")
@@ -402,13 +415,7 @@ def _reply_panels(chat: ChatService, principal, session: str) -> list:  # type: 
 @pytest.mark.parametrize("language", ["zh", "en"])
 def test_a_reopened_session_shows_the_memories_each_reply_used(make_engine, sql: str, language: str) -> None:  # type: ignore[no-untyped-def]
     """Reopening an earlier session brought the replies back without the used-memories panel."""
-    engine = make_engine(sql=sql)
-    chat = ChatService(engine)
-    principal, facts, question = _CAT_FACTS[language]
-    for fact in facts:
-        engine.add(principal.user_id, fact, actor="test")
-    session = new_session_id()
-    _, info, _ = _say(chat, principal, question, session)
+    engine, chat, principal, facts, session, info = _asked_about_the_cats(make_engine, sql, language)
     assert len(info.used) >= 3, info.used  # the question draws on several memories
     [panel] = _reply_panels(chat, principal, session)
     assert panel is not None and panel.reopened and not info.reopened
@@ -433,13 +440,7 @@ def test_a_reopened_panel_says_how_each_memory_stands_now(make_engine, sql: str,
     """A memory edited, expired or deleted since the reply is shown as it is now, and says so."""
     from services.turn_info import DELETED, EDITED, EXPIRED
 
-    engine = make_engine(sql=sql)
-    chat = ChatService(engine)
-    principal, facts, question = _CAT_FACTS[language]
-    for fact in facts:
-        engine.add(principal.user_id, fact, actor="test")
-    session = new_session_id()
-    _, info, _ = _say(chat, principal, question, session)
+    engine, chat, principal, facts, session, info = _asked_about_the_cats(make_engine, sql, language)
     edited, expired, deleted = (u.memory_id for u in info.used[:3])
     new_text = "My cat is called Momo" if language == "en" else "我的猫改名叫墨墨了"
     engine.update(edited, actor="test", content=new_text, user_id=principal.user_id)

@@ -128,6 +128,16 @@ def as_asked_of_me(question: str) -> str:
     return question
 
 
+# A Chinese question often ends in its final particle with no mark ("你有宠物吗").
+_ZH_PARTICLE_END = re.compile(r"[吗呢嘛][。.!！~～]*\s*$")
+
+
+def asks_anything(text: str) -> bool:
+    """Whether any sentence of ``text`` is a question ("Do you have pets? Call me later." asks;
+    so does "你有宠物吗"): unlike ``asked_question``, the question need not come last."""
+    return any(QUESTION_END.search(s) or _ZH_PARTICLE_END.search(s) for s in split_sentences(text))
+
+
 def asked_question(context: str) -> str:
     """The question that ``context`` ends with ("Cool! What's your favourite pizza?" -> its last
     sentence), or "" when it ends with none: only a question makes a reply's few words a fact."""
