@@ -14,6 +14,9 @@ import streamlit as st
 from services import runtime
 from services.demo_data import DEMO_USERS, seed_demo
 from ui.common import (
+    ADMIN_PAGE,
+    ANALYTICS_PAGE,
+    CHAT_PAGE,
     current_principal,
     demo_enabled,
     engine_if_ready,
@@ -49,11 +52,11 @@ with left:
         sign_in_panel(settings)
     else:
         st.subheader(f"Welcome, {principal.display_name}")
-        st.page_link("pages/1_💬_Chat.py", label="Chat with your assistant", icon="💬")
+        st.page_link(CHAT_PAGE, label="Chat with your assistant", icon="💬")
         if principal.is_staff:
-            st.page_link("pages/2_🛠️_Admin.py", label="Admin: browse and manage memories", icon="🛠️")
+            st.page_link(ADMIN_PAGE, label="Admin: browse and manage memories", icon="🛠️")
         if principal.can_view_analytics:
-            st.page_link("pages/3_📊_Analytics.py", label="Analytics", icon="📊")
+            st.page_link(ANALYTICS_PAGE, label="Analytics", icon="📊")
     if demo and engine is None:
         st.subheader("Demo data")
         st.caption("The demo users and their memories appear here once the memory engine is ready.")

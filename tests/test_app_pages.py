@@ -830,3 +830,22 @@ def test_admin_opens_the_view_its_url_names_and_keeps_it_there(app_env: dict[str
     stranger.run()
     _no_exceptions(stranger)
     assert stranger.selectbox(key="admin_f_user").value == ""
+
+
+@pytest.mark.parametrize("who, labels", [
+    (None, ["Home"]),
+    (ALICE, ["Home", "Chat"]),
+    (ANALYST, ["Home", "Chat", "Analytics"]),
+    (STAFF, ["Home", "Chat", "Admin", "Analytics"]),
+    (DEMO_STAFF, ["Home", "Chat", "Admin", "Analytics"]),
+])
+def test_sidebar_menu_names_home_and_offers_only_pages_the_role_may_open(who, labels) -> None:  # type: ignore[no-untyped-def]
+    """Streamlit's own menu named the entry page "app" and listed Admin to everyone (issue 23);
+    the app's menu says "Home" and leaves out what the role would be refused. The real pages
+    are behind each entry (the browser test clicks them)."""
+    from ui.common import nav_entries
+
+    entries = nav_entries(who)
+    assert [label for _, label, _ in entries] == labels
+    assert all((REPO_ROOT / page).is_file() for page, _, _ in entries)
+    assert "showSidebarNavigation = false" in (REPO_ROOT / ".streamlit" / "config.toml").read_text()

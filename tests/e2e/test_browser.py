@@ -108,8 +108,14 @@ def _wait_idle(page) -> None:  # type: ignore[no-untyped-def]
 
 def _nav(page, name: str) -> None:  # type: ignore[no-untyped-def]
     """In-app navigation (keeps the browser session, unlike loading a URL)."""
-    page.locator('[data-testid="stSidebarNavLink"]', has_text=name).first.click()
+    page.locator('[data-testid="stSidebar"] [data-testid="stPageLink"]', has_text=name).first.click()
     _wait_idle(page)
+
+
+def _sidebar_labels(page) -> list[str]:  # type: ignore[no-untyped-def]
+    """The sidebar menu's labels, icons left out."""
+    texts = page.locator('[data-testid="stSidebar"] [data-testid="stPageLink"]').all_inner_texts()
+    return [t.split()[-1] for t in texts]
 
 
 def test_sign_in_chat_admin_analytics(server: str) -> None:
@@ -134,9 +140,8 @@ def test_sign_in_chat_admin_analytics(server: str) -> None:
             page.get_by_role("button", name="Enter as demo identity").click()
             page.get_by_text("Welcome, 张三 (demo)").wait_for()
             _wait_idle(page)
-            labels = [t.split()[-1] for t in page.locator('[data-testid="stSidebarNavLink"]').all_inner_texts()]
-            # Classic multipage discovery (the pages/ folder) names the entry page after app.py.
-            assert labels == ["app", "Chat", "Admin", "Analytics"], labels
+            # the sidebar menu says "Home" (not the file name "app") and offers an end user no Admin
+            assert _sidebar_labels(page) == ["Home", "Chat"]
             page.reload()  # F5: a new browser session, signed in again from the cookie
             page.get_by_text("Welcome, 张三 (demo)").wait_for(timeout=60_000)
             _wait_idle(page)
@@ -171,18 +176,19 @@ def test_sign_in_chat_admin_analytics(server: str) -> None:
             page.get_by_text("Please sign in first.").wait_for(timeout=60_000)
             _wait_idle(page)
             assert page.get_by_text("张三 (demo)").count() == 0
-            _nav(page, "app")
+            _nav(page, "Home")
             demo_tab = page.get_by_role("tab", name="Demo")
             try:
                 demo_tab.wait_for(timeout=30_000)
             except Exception:  # a click that landed during a rerun is dropped by Streamlit: once more
-                _nav(page, "app")
+                _nav(page, "Home")
             demo_tab.click()
             page.locator('[data-testid="stSelectbox"]').filter(has_text="Demo identity").click()
             page.get_by_role("option", name=re.compile("Demo support staff")).click()
             page.get_by_role("button", name="Enter as demo identity").click()
             page.get_by_text("Welcome, Demo support staff").wait_for()
             _wait_idle(page)
+            assert _sidebar_labels(page) == ["Home", "Chat", "Admin", "Analytics"]
             _nav(page, "Admin")
             page.get_by_text("Open a memory").wait_for()
             search = page.get_by_role("textbox", name="Text contains")
@@ -203,7 +209,7 @@ def test_sign_in_chat_admin_analytics(server: str) -> None:
             _wait_idle(page)
 
             # ---- load the demo history (weeks of dated memories), then analytics shows charts -------
-            _nav(page, "app")
+            _nav(page, "Home")
             page.get_by_role("button", name="Load demo data").click()
             page.get_by_text(re.compile(r"^Loaded \d+ memories")).first.wait_for()
             _wait_idle(page)
