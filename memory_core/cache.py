@@ -36,12 +36,27 @@ def user_tag(user_id: str) -> str:
 
 
 class ResultCache(ABC):
+    """Also the engine's record of *when* each user last wrote, for the vector store's choice of
+    consistency (``settled``): the cache is the one part every replica shares that every write
+    already reaches."""
+
     name: str
 
-    def __init__(self) -> None:
+    def __init__(self, settle_s: float = 0.0) -> None:
         self.hits = 0
         self.misses = 0
         self.errors = 0
+        # Seconds after a user's last write during which ``settled`` says False (0: never settled).
+        self.settle_s = max(0.0, float(settle_s))
+
+    def settled(self, user_id: str) -> bool:
+        """True only when this cache knows no write for ``user_id`` was marked in the last
+        ``settle_s`` seconds. Why: on a Milvus server a Strong read waits for the next time tick
+        (~400 ms at the default tick, bench/results/latency.json ``server-100k``); a read with
+        bounded staleness sees every write older than the server's grace time, so for a user whose
+        vectors did not change within that time it returns what a Strong read would. Unsure
+        (Redis down, no window configured) is False: the store then reads Strong."""
+        return False
 
     @abstractmethod
     def generation(self, user_id: str) -> str | None:
@@ -79,8 +94,16 @@ class InProcessCache(ResultCache):
 
     name = "in-process"
 
-    def __init__(self, max_entries: int = 10_000, ttl_s: int = 3600, clock: Clock | None = None) -> None:
-        super().__init__()
+    def __init__(self, max_entries: int = 10_000, ttl_s: int = 3600, clock: Clock | None = None,
+                 settle_s: float = 0.0, monotonic: Callable[[], float] = time.monotonic) -> None:
+        super().__init__(settle_s)
+        # Write marks run on real elapsed time even under an injected clock: what they guard
+        # against is the vector server's real staleness bound.
+        self._monotonic = monotonic
+        self._last_write: dict[str, float] = {}
+        # A process that just started cannot know what it wrote before a restart: the users it
+        # has no mark for count as written at its start.
+        self._born = monotonic()
         timer: Callable[[], float] = time.monotonic if clock is None else (lambda: clock.now().timestamp())
         # Values are (ttl_s, text): the TTL of each entry travels with it to ``_expires``.
         self._data: TLRUCache[tuple[str, str, str], tuple[float, str]] = TLRUCache(
@@ -108,9 +131,17 @@ class InProcessCache(ResultCache):
     def invalidate_user(self, user_id: str) -> None:
         with self._lock:
             self._generation[user_id] = self._generation.get(user_id, 0) + 1
+            self._last_write[user_id] = self._monotonic()
             self._data.expire()
             for k in [k for k in self._data if k[0] == user_id]:
                 self._data.pop(k, None)
+
+    def settled(self, user_id: str) -> bool:
+        if self.settle_s <= 0:
+            return False
+        with self._lock:
+            last = self._last_write.get(user_id)
+        return self._monotonic() - (self._born if last is None else last) >= self.settle_s
 
     def ping(self) -> bool:
         return True
@@ -125,8 +156,9 @@ class RedisCache(ResultCache):
 
     name = "redis"
 
-    def __init__(self, url: str, ttl_s: int = 3600, prefix: str = "ltm", socket_timeout_s: float = 0.5) -> None:
-        super().__init__()
+    def __init__(self, url: str, ttl_s: int = 3600, prefix: str = "ltm", socket_timeout_s: float = 0.5,
+                 settle_s: float = 0.0) -> None:
+        super().__init__(settle_s)
         import redis  # imported here so the embedded setup never needs a Redis server
 
         self._client = redis.Redis.from_url(
@@ -143,18 +175,32 @@ class RedisCache(ResultCache):
     def _key(self, user_id: str, generation: str, key: str) -> str:
         return f"{self._prefix}:r:{user_tag(user_id)}:{generation}:{key}"
 
+    def _write_mark_key(self, user_id: str) -> str:
+        """Present for ``settle_s`` after each write of the user (it expires on Redis' clock, so
+        replicas need no synchronised clocks)."""
+        return f"{self._prefix}:w:{user_tag(user_id)}"
+
     def _retry_dirty(self, user_id: str) -> bool:
         """True when the user's generation in Redis is known to be current."""
         with self._lock:
             if user_id not in self._dirty:
                 return True
         try:
-            self._client.incr(self._gen_key(user_id))
+            self._bump(user_id)
         except Exception:
             return False
         with self._lock:
             self._dirty.discard(user_id)
         return True
+
+    def _bump(self, user_id: str) -> None:
+        """New generation and a fresh write mark, in one round trip."""
+        pipe = self._client.pipeline(transaction=False)
+        pipe.incr(self._gen_key(user_id))
+        pipe.expire(self._gen_key(user_id), max(self._ttl * 2, 86400))
+        if self.settle_s > 0:
+            pipe.set(self._write_mark_key(user_id), "1", px=max(1, int(self.settle_s * 1000)))
+        pipe.execute()
 
     def generation(self, user_id: str) -> str | None:
         if not self._retry_dirty(user_id):
@@ -188,14 +234,24 @@ class RedisCache(ResultCache):
 
     def invalidate_user(self, user_id: str) -> None:
         try:
-            self._client.incr(self._gen_key(user_id))
-            self._client.expire(self._gen_key(user_id), max(self._ttl * 2, 86400))
+            self._bump(user_id)
         except Exception as exc:
             self.errors += 1
             with self._lock:
                 self._dirty.add(user_id)
             log.warning("redis invalidation failed for a user; serving them uncached until it succeeds: %s",
                         type(exc).__name__)
+
+    def settled(self, user_id: str) -> bool:
+        if self.settle_s <= 0:
+            return False
+        with self._lock:
+            if user_id in self._dirty:  # a write whose mark never reached Redis
+                return False
+        try:
+            return not self._client.exists(self._write_mark_key(user_id))
+        except Exception:
+            return False
 
     def ping(self) -> bool:
         try:
@@ -204,10 +260,11 @@ class RedisCache(ResultCache):
             return False
 
 
-def open_cache(redis_url: str, ttl_s: int, namespace: str = "", clock: Clock | None = None) -> ResultCache:
+def open_cache(redis_url: str, ttl_s: int, namespace: str = "", clock: Clock | None = None,
+               settle_s: float = 0.0) -> ResultCache:
     """Redis when configured (keys under ``ltm:<namespace>``, see ``Settings.cache_namespace``),
     else an in-process cache (one per engine, so it needs no namespace) timed by ``clock`` when
     one is injected. Redis keeps its own time: its entries expire on the server's clock."""
     if not redis_url:
-        return InProcessCache(ttl_s=ttl_s, clock=clock)
-    return RedisCache(redis_url, ttl_s=ttl_s, prefix=f"ltm:{namespace}" if namespace else "ltm")
+        return InProcessCache(ttl_s=ttl_s, clock=clock, settle_s=settle_s)
+    return RedisCache(redis_url, ttl_s=ttl_s, prefix=f"ltm:{namespace}" if namespace else "ltm", settle_s=settle_s)

@@ -30,6 +30,12 @@ class Settings(BaseSettings):
     milvus_lite_shards: int = 16
     # Embedded only: rows of per-user vectors kept in process for exact dense search (0 = off).
     milvus_vector_cache_rows: int = 200_000
+    # Server only: a search of a user who wrote nothing for this many seconds reads with bounded
+    # staleness (Milvus' gracefulTime, 5 s by default, so keep this above it); a user who wrote
+    # within it reads Strong, which waits for the server's next time tick (~400 ms at the default
+    # tick). The write marks live in the result cache, so replicas need the shared Redis.
+    # 0 = every search reads Strong. See docs/scaling.md.
+    milvus_settle_s: float = Field(default=10.0, ge=0)
     redis_url: str = Field(default="", description="redis://...; empty = in-process cache.")
     cache_ttl_s: int = 3600
     # Redis keys live under this namespace, so deployments sharing one Redis never read each

@@ -368,12 +368,16 @@ def open_memory(
     embedder = embedder or load_embedder(settings.embedding_model, settings.resolved_model_cache_dir,
                                          settings.embedding_batch_size, settings.embedding_backend,
                                          settings.embedding_precision)
-    vectors = vectors or open_vectors(settings, embedder.dim)
+    # The shared cache records each user's last write for every replica; the store reads with
+    # bounded staleness for users with none recent (docs/scaling.md, "Consistency"). An
+    # in-process cache cannot see other replicas' writes: without Redis every search reads Strong.
+    cache = cache or open_cache(settings.redis_url, settings.cache_ttl_s, settings.resolved_cache_namespace,
+                                clock=clock, settle_s=settings.milvus_settle_s if settings.redis_url else 0.0)
+    vectors = vectors or open_vectors(settings, embedder.dim, cache.settled)
     engine = MemoryEngine(
         settings=settings, repo=repo, vectors=vectors, embedder=embedder,
         llm=llm or build_llm(settings),
-        cache=cache or open_cache(settings.redis_url, settings.cache_ttl_s, settings.resolved_cache_namespace,
-                                  clock=clock),
+        cache=cache,
         clock=clock, reranker=reranker if reranker is not None else load_reranker(settings.reranker_model or None),
     )
     start_rebuild(engine.parts, engine.reconcile)  # only when a damaged Lite file was replaced

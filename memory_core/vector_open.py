@@ -20,11 +20,12 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def open_vectors(settings: "Settings", dim: int) -> VectorStore:
+def open_vectors(settings: "Settings", dim: int, settled: Callable[[str], bool] | None = None) -> VectorStore:
     """The configured store; a damaged Lite file is moved aside and a fresh store opened,
-    wrapped so that searches wait for the rebuild (``start_rebuild``)."""
+    wrapped so that searches wait for the rebuild (``start_rebuild``). ``settled``: the result
+    cache's, for the server's choice of read consistency (``MilvusVectorStore``)."""
     try:
-        return open_vector_store(settings, dim)
+        return open_vector_store(settings, dim, settled)
     except BackendUnavailable:
         if settings.milvus_is_server:
             raise
@@ -34,7 +35,7 @@ def open_vectors(settings: "Settings", dim: int) -> VectorStore:
         moved = move_aside(path)
         log.error("The Milvus Lite file %s could not be opened and no process holds it: moved it to %s and "
                   "rebuilding the vector index from SQL (searches answer from SQL until then)", path, moved)
-        return RebuildingStore(open_vector_store(settings, dim), moved)
+        return RebuildingStore(open_vector_store(settings, dim, settled), moved)
 
 
 def start_rebuild(parts: "EngineParts", reconcile: Callable[[], Any]) -> threading.Thread | None:

@@ -3,7 +3,7 @@ one collection with ``user_id`` as partition key, Strong consistency, the keywor
 server has no BM25), everything else on the server.
 
 Write, search, isolation with hostile ids, filters, expiry, supersede, delete, erase, reconcile,
-read-your-writes across two engines, and a ``kill -9`` of the server mid-run with nothing lost
+read-your-writes across two engines (also with reads relaxed for settled users), and a ``kill -9`` of the server mid-run with nothing lost
 once it is back and reconcile has run.
 """
 from __future__ import annotations
@@ -213,6 +213,51 @@ def test_read_your_writes_across_two_engines(server_engine, pg_url, embedder) ->
         assert f"ryw-{i}" in {h.memory_id for h in reader.vectors.search_dense(vector, flt, 50)}
         writer.vectors.delete([f"ryw-{i}"], user_id="ryw-store")
         assert f"ryw-{i}" not in {h.memory_id for h in reader.vectors.search_dense(vector, flt, 50)}
+
+
+def test_settled_users_read_bounded_and_still_find_every_write(server_engine, pg_url, redis_url) -> None:  # type: ignore[no-untyped-def]
+    """Two replicas sharing PostgreSQL, Redis and a collection, with reads relaxed for settled
+    users (``milvus_settle_s``): right after a write in one replica the other reads Strong and
+    finds it (zh/en); once the window (longer than the server's 5 s grace time) has passed, it
+    reads Bounded, without waiting for a time tick, and still finds everything, deletes included."""
+    import time
+
+    from memory_core.cache import RedisCache
+
+    url, collection, prefix = fresh_pg_schema(pg_url), f"t_{uuid.uuid4().hex[:12]}", f"ltmtest:{uuid.uuid4().hex[:8]}"
+    settle = 6.0
+    writer = server_engine(collection=collection, database_url=url,
+                           cache=RedisCache(redis_url, prefix=prefix, settle_s=settle))
+    reader = server_engine(collection=collection, database_url=url,
+                           cache=RedisCache(redis_url, prefix=prefix, settle_s=settle))
+    sent: list[str] = []  # the consistency of each search request the reader sends
+    client_search = reader.vectors._client.search  # type: ignore[attr-defined]
+
+    def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
+        sent.append(kwargs.get("consistency_level", "Strong (collection default)"))
+        return client_search(*args, **kwargs)
+
+    reader.vectors._client.search = spy  # type: ignore[attr-defined]
+    facts = [("en", "My sister's cat is called Pickle", "what is my sister's cat called"),
+             ("zh", "我的自行车锁密码是七七八八", "我的自行车锁密码是多少")]
+    ids = {}
+    for lang, text, question in facts:
+        ids[lang] = writer.add(f"settle-{lang}", text).memory_ids[0]
+        sent.clear()
+        found = reader.search(f"settle-{lang}", question, top_k=1, options=FRESH)
+        assert found.results and found.results[0].memory_id == ids[lang], lang
+        assert sent and "Bounded" not in sent, sent  # just written: Strong
+    time.sleep(settle + 0.5)  # the real property: Milvus' own grace time, on real time
+    for lang, _text, question in facts:
+        sent.clear()
+        found = reader.search(f"settle-{lang}", question, top_k=1, options=FRESH)
+        assert found.results and found.results[0].memory_id == ids[lang], lang
+        assert sent and set(sent) == {"Bounded"}, sent
+    writer.delete(ids["en"], actor="user:settle-en")
+    sent.clear()
+    after = reader.search("settle-en", "what is my sister's cat called", top_k=3, options=FRESH)
+    assert ids["en"] not in {r.memory_id for r in after.results}
+    assert "Bounded" not in sent  # the delete marked the user again
 
 
 def test_server_killed_mid_run_loses_nothing_after_reconcile(server_engine, milvus_server) -> None:  # type: ignore[no-untyped-def]

@@ -64,6 +64,7 @@ class MilvusSearch(UserVectorLoading):
                     search_params={"metric_type": "COSINE"},
                     output_fields=_OUTPUT_ID,
                     timeout=self._timeout,
+                    **self._read_consistency(flt.user_id),
                 )
             out.extend(self._hits([rows]) for rows in (result or [[] for _ in part]))
         return out
@@ -101,8 +102,18 @@ class MilvusSearch(UserVectorLoading):
                 search_params={"metric_type": metric},
                 output_fields=_OUTPUT_ID,
                 timeout=self._timeout,
+                **self._read_consistency(user_id),
             )
         return self._hits(result)
+
+    def _read_consistency(self, user_id: str) -> dict[str, str]:
+        """On a server, a Bounded read for a user the result cache knows to be settled (no write
+        within ``Settings.milvus_settle_s``, longer than the server's grace time): it sees every
+        vector that user has, without waiting for a time tick. Otherwise nothing: the
+        collection's Strong. Embedded Lite reads its own writes either way."""
+        if self._is_server and self._settled is not None and self._settled(user_id):
+            return {"consistency_level": "Bounded"}
+        return {}
 
     # ---- scans (reconcile, diagnostics) --------------------------------------------------------
     def user_hashes(self, user_id: str) -> dict[str, str]:

@@ -29,7 +29,7 @@ import threading
 import uuid
 from contextlib import nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ContextManager
+from typing import TYPE_CHECKING, Any, Callable, ContextManager
 
 import memory_core.vectors.pymilvus_import  # noqa: F401  (must precede pymilvus: MILVUS_URI may be a file path)
 from pymilvus import MilvusClient
@@ -80,7 +80,11 @@ class MilvusVectorStore(MilvusSearch, MilvusWrites):
         timeout_s: float = 10.0,
         shards: int | None = None,
         vector_cache_rows: int | None = None,
+        settled: Callable[[str], bool] | None = None,
     ) -> None:
+        """``settled(user_id)``: True when no write of that user happened within the server's
+        staleness bound (the result cache's ``settled``); a server search for such a user reads
+        with bounded staleness instead of waiting for a Strong read (``_read_consistency``)."""
         if isinstance(dim, bool) or not isinstance(dim, int) or not 1 <= dim <= 32_768:
             raise ValidationError(f"dim must be an integer in 1..32768, got {dim!r}")
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,254}", collection or ""):
@@ -98,6 +102,7 @@ class MilvusVectorStore(MilvusSearch, MilvusWrites):
         if len(shard_collection(collection, self._shards, self._shards - 1)) > MAX_COLLECTION_NAME:
             raise ValidationError(f"collection name {collection!r} is too long for {self._shards} shards")
         self._existing: set[str] = set()  # shard collections known to exist and be loaded
+        self._settled = settled
         # Embedded only: exact dense search on cached per-user vectors (see user_cache.py).
         cache_rows = DEFAULT_MAX_ROWS if vector_cache_rows is None else int(vector_cache_rows)
         self._vcache: UserVectorCache | None = None
@@ -214,8 +219,10 @@ class MilvusVectorStore(MilvusSearch, MilvusWrites):
         return self._name_for(validate_id(user_id, "user_id"))
 
 
-def open_vector_store(settings: "Settings", dim: int) -> MilvusVectorStore:
-    """Build the store from settings; for Milvus Lite, create the file's parent directory."""
+def open_vector_store(settings: "Settings", dim: int,
+                      settled: Callable[[str], bool] | None = None) -> MilvusVectorStore:
+    """Build the store from settings; for Milvus Lite, create the file's parent directory.
+    ``settled``: see ``MilvusVectorStore`` (the engine passes its result cache's)."""
     uri = settings.resolved_milvus_uri
     if not is_server_uri(uri):
         Path(uri).expanduser().parent.mkdir(parents=True, exist_ok=True)
@@ -228,6 +235,7 @@ def open_vector_store(settings: "Settings", dim: int) -> MilvusVectorStore:
         timeout_s=settings.milvus_timeout_s,
         shards=settings.milvus_lite_shards,
         vector_cache_rows=settings.milvus_vector_cache_rows,
+        settled=settled,
     )
 
 
