@@ -8,10 +8,12 @@ reaching past the facade to the SQL adapter. A mixin keeps them on ``MemoryEngin
 """
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any
 
 from memory_core.errors import ValidationError
+from memory_core.maintenance.locks import hold_lease
 from memory_core.parts import EngineParts
 from memory_core.validation import check_datetime
 
@@ -62,6 +64,20 @@ class EngineJobs:
     def release_lease(self, name: str, holder: str) -> None:
         """Give the lease back if ``holder`` has it (another holder's lease is left alone)."""
         self.parts.repo.release_lock(_name(name, "name"), _name(holder, "holder", 128))
+
+    def lease(self, name: str, *, lease_s: float, holder: str | None = None, wait: bool = False,
+              timeout_s: float = 60.0) -> AbstractContextManager[str]:
+        """Hold the lease ``name`` for a ``with`` block (``maintenance.locks.hold_lease``, the one
+        lease implementation): one run at a time across this process's threads and across every
+        process on the database, renewed every ``lease_s / 3`` while the block runs, released
+        after it, lost ``lease_s`` after a holder that died. Yields the holder id (``holder``, or
+        a new one). A busy lease raises ``maintenance.LeaseBusy`` (at once, or after
+        ``timeout_s`` with ``wait``). Lease times are on the engine's clock, as the run log is."""
+        if isinstance(lease_s, bool) or not isinstance(lease_s, (int, float)) or not lease_s > 0:
+            raise ValidationError(f"lease_s must be a positive number of seconds, got {lease_s!r}")
+        return hold_lease(self.parts.repo, _name(name, "name"), lease_s=float(lease_s),
+                          holder=None if holder is None else _name(holder, "holder", 128), wait=wait,
+                          timeout_s=timeout_s, now=self.parts.clock.now)
 
     # ---- the database ---------------------------------------------------------------------------
     def database_ok(self) -> bool:

@@ -3,8 +3,9 @@
 APScheduler's ``BackgroundScheduler`` is started by ``start_scheduler`` behind a module-level
 lock, so reruns and browser sessions never start a second one. With several app processes
 (several Streamlit servers on one database) every process schedules the jobs, but each run
-first takes a lease in SQL (``engine.try_lease``): only the holder runs it; the others log a
-'skipped' run. Every run, whatever its outcome, is logged with ``engine.start_job_run/finish_job_run``,
+first takes the job's lease (``engine.lease``: the project's one lease implementation,
+``memory_core/maintenance/locks.py``): only the holder runs it, renewing the lease while it
+runs; the others, and a second run in the same process, log a 'skipped' run. Every run, whatever its outcome, is logged with ``engine.start_job_run/finish_job_run``,
 with who started it under ``started_by`` in its counts (``"scheduler"`` for the background
 jobs, the staff member's actor for a run started from the admin page).
 """
@@ -14,9 +15,8 @@ import logging
 import os
 import socket
 import threading
-import uuid
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from memory_core import MemoryEngine
 
 from memory_core import maintenance
-from memory_core.maintenance import SCHEDULER_ACTOR
+from memory_core.maintenance import SCHEDULER_ACTOR, LeaseBusy
 
 log = logging.getLogger(__name__)
 
@@ -40,8 +40,9 @@ JOB_LABELS = {
     JOB_RECONCILE: "Reconcile SQL and Milvus (every 5 minutes)",
 }
 
-# Identifies this process in the lease table: host, pid and a random part (pids are reused).
-HOLDER = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+# This process, in the log line of the scheduler's start (each run's lease holder is this plus a
+# random part: ``maintenance.locks.new_holder``).
+PROCESS = f"{socket.gethostname()}:{os.getpid()}"
 
 
 # ---- the job functions (plain functions: tests and the admin page call them directly) ----------
@@ -89,25 +90,32 @@ class RunOutcome:
 
 
 def run_job(engine: "MemoryEngine", name: str, fn: Callable[[], dict[str, Any]], *,
-            holder: str = HOLDER, lease_s: int = 3600, actor: str = SCHEDULER_ACTOR) -> RunOutcome:
-    """Run ``fn`` under the lease ``name``: logged as ok/error, or as skipped when another
-    holder has the lease. The lease is released when the run ends, so a crash only blocks the
-    job until the lease expires. ``actor`` (who started the run) is logged as ``started_by``.
+            holder: str | None = None, lease_s: int = 3600, actor: str = SCHEDULER_ACTOR) -> RunOutcome:
+    """Run ``fn`` under the lease ``name`` (``engine.lease``; ``holder`` names this run in it,
+    a new id per run when omitted): logged as ok/error, or as skipped when another run holds
+    the lease. The lease is renewed while ``fn`` runs and released when it ends, so a crash only
+    blocks the job until the lease expires. ``actor`` (who started the run) is logged as
+    ``started_by``.
 
     Never raises: APScheduler calls this in its own thread, so every failure, including the
     database being unreachable for the run log or the lease, comes back as an 'error' outcome
     (and is logged here) instead."""
     run_id: int | None = None
-    locked = False
     counts: dict[str, Any] = {}
     try:
-        now = engine.clock.now()
-        run_id = engine.start_job_run(name, now)
-        locked = engine.try_lease(name, holder, now, now + timedelta(seconds=lease_s))
-        if not locked:
-            outcome, detail = "skipped", "another process holds the lease"
+        run_id = engine.start_job_run(name, engine.clock.now())
+        running = False
+        try:
+            with engine.lease(name, holder=holder, lease_s=lease_s):
+                running = True
+                counts = fn()
+        except LeaseBusy as exc:
+            if running:  # raised by the job itself, not by taking its lease
+                raise
+            outcome = "skipped"
+            detail = ("another process holds the lease" if exc.elsewhere
+                      else "another run in this process holds the lease")
         else:
-            counts = fn()
             outcome, detail = "ok", ""
             if counts.get("skipped"):  # the maintenance function's own lease was busy: nothing ran
                 outcome, detail = "skipped", "the maintenance job's own lease is held by another run"
@@ -120,12 +128,6 @@ def run_job(engine: "MemoryEngine", name: str, fn: Callable[[], dict[str, Any]],
         else:
             log.exception("job %s (started by %s) failed", name, actor)
             detail = f"{type(exc).__name__}: {exc}"
-    finally:
-        if locked:
-            try:
-                engine.release_lease(name, holder)
-            except Exception as exc:
-                log.warning("releasing lease %s failed (it expires by itself): %s", name, exc)
     if run_id is not None:
         try:
             engine.finish_job_run(run_id, engine.clock.now(), outcome,
@@ -214,7 +216,7 @@ def start_scheduler(engine: "MemoryEngine", timezone: str = "UTC", lease_s: int 
             _instance.shutdown()
         _instance = MemoryScheduler(engine, timezone, lease_s)
         _instance.start()
-        log.info("maintenance scheduler started (%s)", HOLDER)
+        log.info("maintenance scheduler started (%s)", PROCESS)
         return _instance
 
 

@@ -8,8 +8,8 @@ Rules (the developer guide's):
 * no import cycle among project modules;
 * ``memory_core`` imports no ``services``, ``pages``, ``ui``, ``api`` and no Streamlit;
 * ``services`` imports no ``pages``, ``ui`` or ``api``;
-* only ``memory_core/storage/`` imports SQLAlchemy or the ORM rows (the SQL adapter; everything
-  else talks to its repositories, which take and return plain values).
+* only ``memory_core/storage/`` imports SQLAlchemy, Alembic or the ORM rows (the SQL adapter;
+  everything else talks to its repositories, which take and return plain values).
 """
 from __future__ import annotations
 
@@ -240,9 +240,10 @@ def test_only_storage_knows_sqlalchemy() -> None:
         if name.startswith("memory_core.storage.") or name in ALLOWED_SQLALCHEMY:
             continue
         for imported, line in _imports(name, path):
-            if imported.split(".")[0] == "sqlalchemy":
+            if imported.split(".")[0] in ("sqlalchemy", "alembic"):
                 found.append(f"{path.relative_to(ROOT)}:{line}")
-    assert not sorted(set(found)), "SQLAlchemy outside memory_core/storage:\n" + "\n".join(sorted(set(found)))
+    assert not sorted(set(found)), ("SQLAlchemy or Alembic outside memory_core/storage:\n"
+                                    + "\n".join(sorted(set(found))))
 
 
 def test_orm_rows_stay_in_storage() -> None:

@@ -136,3 +136,58 @@ def test_one_scheduler_per_process_with_the_documented_schedule(engine) -> None:
     finally:
         scheduler.stop_scheduler()
     assert scheduler.current_scheduler() is None
+
+
+def test_a_long_run_keeps_its_lease_and_a_second_run_in_the_process_skips(make_engine) -> None:  # type: ignore[no-untyped-def]
+    """The scheduler's lease is the maintenance jobs' one (``engine.lease``): renewed while the
+    job runs, so a job longer than the lease is not run a second time by another replica, and
+    a second run in the same process (the admin page while the scheduler runs it) skips."""
+    import threading
+    import time
+
+    engine = make_engine()  # the real clock: renewal moves the lease's end forward
+    inside, release = threading.Event(), threading.Event()
+    second: list[scheduler.RunOutcome] = []
+
+    def long_job() -> dict[str, int]:
+        inside.set()
+        release.wait(10)
+        return {"n": 1}
+
+    runner = threading.Thread(target=lambda: second.append(
+        scheduler.run_job(engine, "reconcile", long_job, holder="replica-1", lease_s=1)))
+    runner.start()
+    try:
+        assert inside.wait(10)
+        same_process = scheduler.run_job(engine, "reconcile", lambda: {"n": 2})
+        assert same_process.outcome == "skipped" and same_process.detail == "another run in this process holds the lease"
+        time.sleep(2.5)  # more than twice the lease: only renewal keeps it
+        now = datetime.now(timezone.utc)
+        assert not engine.try_lease("reconcile", "replica-2", now, now + timedelta(seconds=60))
+    finally:
+        release.set()
+        runner.join(10)
+    assert [o.outcome for o in second] == ["ok"]
+    now = datetime.now(timezone.utc)
+    assert engine.try_lease("reconcile", "replica-2", now, now + timedelta(seconds=60))  # released after the run
+
+
+def test_the_lease_of_a_holder_that_died_expires(make_engine) -> None:  # type: ignore[no-untyped-def]
+    """A replica that died mid-run renews no more: its lease stays until it expires, then the
+    next run takes it over."""
+    engine = make_engine()
+    now = datetime.now(timezone.utc)
+    assert engine.try_lease("merge", "dead-replica", now, now + timedelta(seconds=1))
+    assert scheduler.run_job(engine, "merge", lambda: {"merged": 0}).outcome == "skipped"
+    import time
+
+    time.sleep(1.2)
+    assert scheduler.run_job(engine, "merge", lambda: {"merged": 0}).outcome == "ok"
+
+
+def test_the_facade_lease_refuses_a_bad_length(engine) -> None:  # type: ignore[no-untyped-def]
+    from memory_core import ValidationError
+
+    for bad in (0, -5, True, "60"):
+        with pytest.raises(ValidationError):
+            engine.lease("merge", lease_s=bad)

@@ -1,14 +1,12 @@
-"""Migrations and the repository on SQLite and PostgreSQL."""
+"""The repository on SQLite and PostgreSQL (migrations: test_storage_migrations.py)."""
 from __future__ import annotations
 
-import threading
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from sqlalchemy import inspect
 
 from memory_core.storage.database import create_sql_engine
-from memory_core.storage.migrations import MIGRATIONS, current_version, migrate, migration_lock
+from memory_core.storage.migrations import migrate
 from memory_core.storage.repository import SqlRepository
 from tests.conftest import fresh_pg_schema
 
@@ -18,138 +16,6 @@ def sql_url(request, tmp_path) -> str:  # type: ignore[no-untyped-def]
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'db' / 'm.sqlite3'}"
     return fresh_pg_schema(request.getfixturevalue("pg_url"))
-
-
-def test_migrations_apply_once_and_concurrently(sql_url: str) -> None:
-    engine = create_sql_engine(sql_url)
-    applied: list[list[int]] = []
-    failures: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            applied.append(migrate(engine))
-        except BaseException as exc:  # surfaced below instead of leaking into another test
-            failures.append(exc)
-
-    threads = [threading.Thread(target=run) for _ in range(3)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert failures == []
-    assert sorted(v for run in applied for v in run) == [m[0] for m in MIGRATIONS]
-    assert current_version(engine) == MIGRATIONS[-1][0]
-    assert migrate(engine) == []
-    tables = set(inspect(engine).get_table_names())
-    assert {"memories", "memory_history", "messages", "retrieval_metrics", "job_runs", "job_locks"} <= tables
-    columns = {c["name"] for c in inspect(engine).get_columns("memories")}
-    assert {"metadata", "superseded_by", "vector_written", "content_hash", "access_count", "source"} <= columns
-    indexes = {i["name"]: i["column_names"] for i in inspect(engine).get_indexes("memories")}
-    assert indexes["ix_memories_user_status_created"] == ["user_id", "status", "created_at"]
-
-
-def test_a_database_at_version_1_is_upgraded_in_place(sql_url: str) -> None:
-    """A deployment made before migration 2 keeps its rows and gains the index."""
-    from sqlalchemy import text
-
-    from memory_core.storage import schema
-    from memory_core.storage.migrations import MIGRATIONS as ALL
-
-    engine = create_sql_engine(sql_url)
-    with engine.begin() as conn:
-        schema.SchemaMigrationRow.__table__.create(conn)
-        ALL[0][2](conn)
-        conn.execute(schema.SchemaMigrationRow.__table__.insert().values(
-            version=1, name="initial", applied_at=datetime.now(timezone.utc)))
-        conn.execute(text("DROP INDEX IF EXISTS ix_memories_user_status_created"))  # as version 1 left it
-        conn.execute(text("ALTER TABLE memories DROP COLUMN context"))
-        conn.execute(text("ALTER TABLE memories DROP COLUMN event_start"))
-        conn.execute(text("ALTER TABLE memories DROP COLUMN event_end"))
-        conn.execute(text("ALTER TABLE messages DROP COLUMN meta"))
-        conn.execute(text("INSERT INTO messages (message_id, user_id, session_id, role, content, created_at) "
-                          "VALUES ('msg-old', 'u1', 's1', 'assistant', '你好', '2024-01-01 00:00:00')"))
-        conn.execute(text("INSERT INTO memories (memory_id, user_id, content, summary, importance, memory_type, "
-                          "entities, metadata, status, created_at, updated_at, source, access_count, merged_from, "
-                          "vector_written, content_hash) VALUES ('m-old', 'u1', 'kept', '', 3, 'declarative', '[]', "
-                          "'{}', 'active', '2024-01-01 00:00:00', '2024-01-01 00:00:00', '[]', 0, '[]', false, 'h')"))
-        conn.execute(text("INSERT INTO memories (memory_id, user_id, content, summary, importance, memory_type, "
-                          "entities, metadata, status, created_at, updated_at, source, access_count, merged_from, "
-                          "vector_written, content_hash) VALUES ('m-told', 'u1', 'Yesterday I flew to Boston', '', 3, "
-                          "'episodic', '[]', '{}', 'active', '2024-01-05 10:00:00', '2024-01-05 10:00:00', '[]', 0, "
-                          "'[]', false, 'h2')"))
-    assert current_version(engine) == 1
-    assert migrate(engine) == [m[0] for m in ALL[1:]]
-    assert "ix_memories_user_status_created" in {i["name"] for i in inspect(engine).get_indexes("memories")}
-    assert "context" in {c["name"] for c in inspect(engine).get_columns("memories")}
-    old = SqlRepository(engine).get("m-old")
-    assert old is not None and old.content == "kept" and old.context == ""
-    # Migration 4 filled in the told time of existing rows, read as of when each was written.
-    assert old.event_start is None and old.event_end is None
-    told = SqlRepository(engine).get("m-told")
-    assert told is not None
-    assert (told.event_start, told.event_end) == (datetime(2024, 1, 4, tzinfo=timezone.utc),
-                                                  datetime(2024, 1, 5, tzinfo=timezone.utc))
-    assert "ix_memories_user_event" in {i["name"] for i in inspect(engine).get_indexes("memories")}
-    # Migration 8: messages gained ``meta``; a message written before it reads back with none.
-    assert "meta" in {c["name"] for c in inspect(engine).get_columns("messages")}
-    assert [(m["content"], m["meta"]) for m in SqlRepository(engine).session_messages("u1", "s1")] == [("你好", None)]
-
-
-def test_migration_5_reads_the_durations_of_rows_with_no_told_time(sql_url: str) -> None:
-    """A store at version 4 (its parser read no durations): rows with no told time are read again;
-    a row that has one keeps it."""
-    from sqlalchemy import delete, text
-
-    from memory_core.storage import schema
-
-    engine = create_sql_engine(sql_url)
-    migrate(engine)
-    with engine.begin() as conn:
-        conn.execute(delete(schema.SchemaMigrationRow.__table__).where(schema.SchemaMigrationRow.__table__.c.version == 5))
-        for mid, content, start in (("m-dur", "We've been together for three years", None),
-                                    ("m-kept", "I've had it for a year", "2020-02-02 00:00:00"),
-                                    ("m-none", "I love tea", None)):
-            conn.execute(text(
-                "INSERT INTO memories (memory_id, user_id, content, summary, importance, memory_type, entities, "
-                "metadata, status, created_at, updated_at, source, access_count, merged_from, vector_written, "
-                "content_hash, event_start, event_end) VALUES (:id, 'u1', :content, '', 3, 'declarative', '[]', "
-                "'{}', 'active', '2024-06-01 10:00:00', '2024-06-01 10:00:00', '[]', 0, '[]', false, 'h', "
-                ":start, :start)"), {"id": mid, "content": content, "start": start})
-    assert migrate(engine) == [5]
-    repo = SqlRepository(engine)
-    dur, kept, none = repo.get("m-dur"), repo.get("m-kept"), repo.get("m-none")
-    assert dur is not None and (dur.event_start, dur.event_end) == (datetime(2021, 1, 1, tzinfo=timezone.utc),
-                                                                   datetime(2022, 1, 1, tzinfo=timezone.utc))
-    assert kept is not None and kept.event_start == datetime(2020, 2, 2, tzinfo=timezone.utc)
-    assert none is not None and none.event_start is None
-    engine.dispose()
-
-
-def test_migrations_from_several_processes_at_once(sql_url: str) -> None:
-    """Several app processes starting together: one migrates everything, the others wait and find
-    it done, none fails. They are lined up behind the migration lock first (held here), so all of
-    them race for it the moment it frees: a lock taken per step instead of per run lets a second
-    process apply a later step (CI once saw '[1, 2, 3]' and '[4]')."""
-    import subprocess
-    import sys
-    import time
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[1]
-    code = ("import sys; from memory_core.storage.database import create_sql_engine; "
-            "from memory_core.storage.migrations import migrate; print(migrate(create_sql_engine(sys.argv[1])))")
-    engine = create_sql_engine(sql_url)
-    with migration_lock(engine):
-        procs = [subprocess.Popen([sys.executable, "-c", code, sql_url], cwd=root, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, text=True) for _ in range(4)]
-        time.sleep(3.0)  # long enough for each to import and queue on the lock
-        assert all(p.poll() is None for p in procs), "a process migrated while the lock was held"
-        assert current_version(engine) == 0
-    outputs = [p.communicate(timeout=120) for p in procs]
-    assert [p.returncode for p in procs] == [0, 0, 0, 0], [err[-800:] for _, err in outputs]
-    applied = sorted(out.strip() for out, _ in outputs)
-    assert applied == [str([m[0] for m in MIGRATIONS]), "[]", "[]", "[]"]
-    engine.dispose()
 
 
 def test_message_meta_round_trips_on_both_backends(sql_url: str) -> None:

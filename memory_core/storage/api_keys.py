@@ -40,7 +40,7 @@ def _record(row: ApiKeyRow) -> ApiKeyRecord:
 
 
 class ApiKeyRepository:
-    """Keys and rate counters in the engine's SQL database (tables of migration 6)."""
+    """Keys and rate counters in the engine's SQL database (tables of the schema's baseline revision; numbered migration 6 before Alembic)."""
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine

@@ -2,6 +2,12 @@
 
 SQLAlchemy 2 typed declarative models, portable between SQLite and PostgreSQL. Datetimes are
 stored as naive UTC and handed back as aware UTC (``UTCDateTime``), so both databases agree.
+
+The database is made by the Alembic revisions in ``schema_versions/versions`` (explicit DDL),
+never from these classes: a change here needs a revision there, and
+``tests/test_storage_migrations.py`` fails while a migrated database and these models differ.
+(Comments below that name a "migration N" mean the numbered migrations before Alembic,
+frozen in ``legacy_migrations.py``.)
 """
 from __future__ import annotations
 
@@ -81,6 +87,12 @@ class MemoryRow(Base):
         Index("ix_memories_pending", "vector_written", "status"),
         Index("ix_memories_user_hash", "user_id", "content_hash"),
         Index("ix_memories_created", "created_at"),
+        # Neighbour expansion: a user's active memory written just before / after a hit.
+        Index("ix_memories_user_status_created", "user_id", "status", "created_at"),
+        # A question that names a time: the memories whose told time falls inside it.
+        Index("ix_memories_user_event", "user_id", "event_start", "event_end"),
+        # The user's constraints, offered to every request they bear on.
+        Index("ix_memories_user_constraint", "user_id", "constraint_kind"),
     )
 
 
@@ -155,14 +167,6 @@ class JobLockRow(Base):
     name: Mapped[str] = mapped_column(String(64), primary_key=True)
     holder: Mapped[str] = mapped_column(String(128))
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
-
-
-class SchemaMigrationRow(Base):
-    __tablename__ = "schema_migrations"
-
-    version: Mapped[int] = mapped_column(Integer, primary_key=True)
-    name: Mapped[str] = mapped_column(String(128))
-    applied_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
 class ApiKeyRow(Base):
