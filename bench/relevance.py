@@ -22,7 +22,7 @@ import argparse  # noqa: E402
 import json  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
-from dataclasses import dataclass, replace  # noqa: E402
+from dataclasses import dataclass  # noqa: E402
 from datetime import timedelta  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any, Sequence  # noqa: E402
@@ -80,7 +80,7 @@ def _truth_rows(embedder: Any, tmp: Path) -> list[Row]:
 
 def _corpus_rows(embedder: Any, tmp: Path) -> list[Row]:
     from bench.quality.datasets import half_of, load_locomo, load_madial
-    from bench.quality.runner import METHODS, make_engine, source_ids
+    from bench.quality.runner import METHODS, QUIET, make_engine, source_ids
     from memory_core.relevance import coverage, language, query_terms
 
     rows: list[Row] = []
@@ -88,12 +88,11 @@ def _corpus_rows(embedder: Any, tmp: Path) -> list[Row]:
         engine = make_engine(embedder, MODEL_DIR, tmp / corpus.name, forgetting=True)
         try:
             engine.add_many(corpus.items)
-            options = replace(METHODS["full"])
             for index, q in enumerate(corpus.queries):
                 if q.group == "adversarial":
                     continue
                 response = engine.search(q.user_id, q.text, top_k=20, context=q.context or None, at=q.at,
-                                         options=options, min_relevance=0.0)
+                                         recipe=METHODS["full"], options=QUIET, min_relevance=0.0)
                 terms, lang = query_terms(response.rewritten_query), language(q.text)
                 records = engine.repo.get_many([r.memory_id for r in response.results])
                 for r in response.results:

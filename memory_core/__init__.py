@@ -26,13 +26,13 @@ from memory_core.records import (
     SearchFilters,
     SearchResponse,
 )
-from memory_core.retrieval import RetrievalOptions
+from memory_core.recipes import RECIPES, Recipe, RetrievalOptions, Tuning, recipe_named
 from memory_core.types import MemoryStatus, MemoryType, ScoreParts, SearchResult, TimeRange
 
 __all__ = [
     "AddItem", "AddResult", "BackendUnavailable", "Clock", "FixedClock", "HistoryEntry", "JobRun",
     "MemoryEngine", "MemoryEngineError", "MemoryQuery", "MemoryRecord", "MemoryStatus", "MemoryType",
-    "ModelLoadError", "NotFoundError", "Page", "RateLimited", "ReconcileReport", "RetrievalOptions", "ScoreParts",
+    "ModelLoadError", "NotFoundError", "Page", "RateLimited", "RECIPES", "Recipe", "ReconcileReport", "RetrievalOptions", "ScoreParts",
     "SearchFilters", "SearchResponse", "SearchResult", "Settings", "SystemClock", "TimeRange",
-    "ValidationError", "open_memory",
+    "Tuning", "ValidationError", "open_memory", "recipe_named",
 ]

@@ -42,7 +42,8 @@ from memory_core.records import (
     SearchResponse,
 )
 from memory_core.rerank import Reranker
-from memory_core.retrieval import RetrievalOptions, RetrievalPipeline
+from memory_core.recipes import Recipe, RetrievalOptions
+from memory_core.retrieval import RetrievalPipeline
 from memory_core.sql_ports import SqlRepositoryPort, check_repository
 from memory_core.telemetry import Recorder
 from memory_core.text.pii import redact
@@ -183,8 +184,14 @@ class MemoryEngine(EngineReads, EngineJobs):
         at: datetime | None = None,
         options: RetrievalOptions | None = None,
         min_relevance: float | None = None,
+        recipe: Recipe | str | None = None,
     ) -> SearchResponse:
         """The user's most useful memories for ``query``, with score parts and a context block.
+
+        ``recipe`` picks the retrieval variant (memory_core/recipes.py: a ``Recipe`` or a name
+        such as ``"bm25"``; default ``FULL`` with the numbers of ``Settings``); ``options`` says
+        whether the call reads the cache and counts as a use, and its older ``use_*`` switches
+        still describe a variant when no recipe is given.
 
         Results below ``min_relevance`` (calibrated absolute relevance, 0-1; default
         ``Settings.min_relevance``) are left out, so an unrelated query can return nothing; the
@@ -198,7 +205,7 @@ class MemoryEngine(EngineReads, EngineJobs):
             raise ValidationError("context must be a string or a list of strings")
         with request_context():
             return self.retriever.search(user_id, query, top_k=top_k, context=context, filters=filters, at=at,
-                                         options=options, min_relevance=min_relevance)
+                                         options=options, min_relevance=min_relevance, recipe=recipe)
 
     def get(self, memory_id: str, user_id: str | None = None) -> MemoryRecord:
         """A memory by id; with ``user_id``, only if it belongs to that user (no existence leak)."""

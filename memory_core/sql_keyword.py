@@ -1,7 +1,7 @@
 """The keyword leg of recall from SQL, for a vector store without BM25 (a Milvus server older
 than 2.5; ``VectorStore.native_keyword`` is False there).
 
-Why not the outage fallback (``RetrievalPipeline._sql_recall``): that one stands in for *all* of
+Why not the outage fallback (``recall.RecallLegs.sql_recall``): that one stands in for *all* of
 recall when Milvus is down, ranks by a count of matched terms and ignores the search filters.
 Here the dense legs still run on the server and only the keyword leg moves, so it must behave
 like the BM25 leg it replaces: the same ``VectorFilter`` (owner, expiry, types, importance, time

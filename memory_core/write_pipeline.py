@@ -4,14 +4,14 @@ Write order that loses nothing: the SQL row is committed first with ``vector_wri
 then the vector is upserted, then the row is marked written (only if its content hash is still
 the one embedded). A crash or a Milvus failure anywhere after the commit leaves a pending row
 that ``reconcile()`` indexes later; the caller is told which memories are pending.
+
+The chunks and their stages are memory_core/write_chunks.py; which chunks repeat a memory (and
+so refresh it instead of adding a copy) is memory_core/write_dedup.py.
 """
 from __future__ import annotations
 
 import logging
-import uuid
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -21,72 +21,21 @@ from memory_core.clock import Clock, as_utc
 from memory_core.config import Settings
 from memory_core.embedding.base import Embedder
 from memory_core.errors import ValidationError
-from memory_core.indexing import context_key, embed_text, vector_record
+from memory_core.indexing import embed_text, vector_record
 from memory_core.lifecycle import content_hash, expires_at_for
 from memory_core.llm.base import LLMProvider
 from memory_core.records import AddItem, AddResult, MemoryRecord, snapshot
 from memory_core.sql_ports import SqlRepositoryPort
 from memory_core.text.chunking import chunk_text
 from memory_core.text.event_time import event_span
-from memory_core.text.facts import is_paraphrase, same_values
-from memory_core.text.speaker import speaker_label
 from memory_core.text.pii import redact
-from memory_core.text.similarity import bigram_jaccard, normalize_for_compare
-from memory_core.types import Analysis, MemoryStatus
+from memory_core.types import MemoryStatus
 from memory_core.validation import check_user_id, clean_text
-from memory_core.vectors.base import VectorFilter, VectorHit, VectorStore
+from memory_core.vectors.base import VectorStore
+from memory_core.write_chunks import Chunk, cut_into_stages, sources
+from memory_core.write_dedup import DuplicateFinder
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class _Chunk:
-    """One chunk on its way to storage."""
-
-    item_index: int
-    user_id: str
-    text: str
-    at: datetime
-    session_id: str | None
-    meta: dict[str, Any]
-    source: list[str]
-    context: str = ""  # the previous turn, redacted and trimmed: read by the analysis
-    analysis: Analysis | None = None
-    vector: np.ndarray | None = None
-    hash: str = ""
-    duplicate_of: str | None = None  # an existing (or earlier in this batch) memory id
-    memory_id: str = field(default_factory=lambda: uuid.uuid4().hex)
-
-    @property
-    def key_context(self) -> str:
-        """The turn it answered, stored with it and part of its retrieval key (``context_key``)."""
-        return context_key(self.context)
-
-
-def _sources(source: str | Sequence[str] | None) -> list[str]:
-    if source is None:
-        return []
-    if isinstance(source, str):
-        return [source]
-    return [str(s) for s in source]
-
-
-def _existing_hashes(repo: SqlRepositoryPort, user_id: str, hashes: Sequence[str]) -> dict[str, str]:
-    """content_hash -> id of an active memory of ``user_id`` with that hash (one query for a batch;
-    the batched form of ``find_by_hash``)."""
-    return repo.hashes_to_ids(user_id, hashes)
-
-
-def _stages(chunks: list[_Chunk], size: int) -> list[list[_Chunk]]:
-    """``chunks`` cut into runs of about ``size``, never splitting one item's chunks (they must
-    not fold into each other as duplicates, and an item lands whole or not at all)."""
-    stages: list[list[_Chunk]] = []
-    for chunk in chunks:
-        if stages and (len(stages[-1]) < size or stages[-1][-1].item_index == chunk.item_index):
-            stages[-1].append(chunk)
-        else:
-            stages.append([chunk])
-    return stages
 
 
 class WritePipeline:
@@ -143,19 +92,19 @@ class WritePipeline:
         if not items:
             return []
         prepared = [self._prepare(index, item, len(items)) for index, item in enumerate(items)]
-        chunks: list[_Chunk] = []
+        chunks: list[Chunk] = []
         for index, (item, user_id, text, _kinds, context) in enumerate(prepared):
             at = as_utc(item.at) if item.at else self.clock.now()
             for piece in chunk_text(text, self.chunk_limit, self.settings.chunk_overlap_tokens, self.embedder.count_tokens):
-                chunks.append(_Chunk(index, user_id, piece, at, item.session_id, dict(item.metadata or {}),
-                                     _sources(item.source), context))
-        stages = _stages(chunks, self.settings.write_stage_chunks if stage_chunks is None else stage_chunks)
+                chunks.append(Chunk(index, user_id, piece, at, item.session_id, dict(item.metadata or {}),
+                                     sources(item.source), context))
+        stages = cut_into_stages(chunks, self.settings.write_stage_chunks if stage_chunks is None else stage_chunks)
         pending: set[str] = set()
         replaced: dict[str, list[str]] = {}  # new memory id -> the ids it superseded
         # One worker per call, so a chat write never queues behind a bulk import's stages.
         worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed")
 
-        def embed(stage: list[_Chunk]) -> Future[np.ndarray]:
+        def embed(stage: list[Chunk]) -> Future[np.ndarray]:
             return worker.submit(self.embedder.embed_passages, [embed_text(c.text, c.key_context) for c in stage])
 
         try:
@@ -181,7 +130,7 @@ class WritePipeline:
             worker.shutdown(wait=False, cancel_futures=True)
 
         results: list[AddResult] = []
-        mine_by_item: dict[int, list[_Chunk]] = {}
+        mine_by_item: dict[int, list[Chunk]] = {}
         for chunk in chunks:
             mine_by_item.setdefault(chunk.item_index, []).append(chunk)
         for index, (_item, _user, _text, kinds, _context) in enumerate(prepared):
@@ -209,7 +158,7 @@ class WritePipeline:
         redaction = redact(text)
         return item, user_id, redaction.text, sorted(set(redaction.kinds)), context
 
-    def _write_stage(self, chunks: list[_Chunk], vectors: Future[np.ndarray],
+    def _write_stage(self, chunks: list[Chunk], vectors: Future[np.ndarray],
                      actor: str) -> tuple[set[str], list[tuple[str, str]]]:
         """Analyse, deduplicate, store, index and conflict-check one stage; returns the ids left
         pending (stored, vector not written) and the ``(old, new)`` pairs newer-wins superseded.
@@ -219,7 +168,7 @@ class WritePipeline:
             chunk.hash = content_hash(self.embedder.name, embed_text(chunk.text))
         for chunk, vector in zip(chunks, vectors.result()):
             chunk.vector = vector
-        self._find_duplicates(chunks)
+        DuplicateFinder(self.settings, self.repo, self.vectors).mark(chunks)
         created = self._store(chunks, actor)
         new_chunks = [c for c in chunks if c.duplicate_of is None and c.memory_id in created]
         pending = self._index(new_chunks, created)
@@ -247,119 +196,15 @@ class WritePipeline:
         limit = self.settings.context_key_chars
         return text if len(text) <= limit else "…" + text[-limit:].lstrip()
 
-    def _is_duplicate(self, text: str, other_text: str, cosine: float) -> bool:
-        """The same fact: the same values (numbers, codes, "A+" / "A-", days, people, negation:
-        a text that changes one is a correction, stored so newer-wins can replace the old one),
-        and the same text once normalised, or embedding-close and lexically close, or a
-        paraphrase ("I live with my grandmother." / "My grandmother lives with me."). Cosine
-        alone would fold different facts together ("对芒果过敏" vs "对花生过敏" score 0.96 with e5)."""
-        identical = normalize_for_compare(text) == normalize_for_compare(other_text)
-        if not identical and cosine < min(self.settings.dedup_similarity, self.settings.dedup_paraphrase_similarity - 0.05):
-            return False  # the cheap test first: most pairs of a batch are far apart
-        if not same_values(text, other_text):
-            return False
-        if identical:
-            return True
-        if cosine >= self.settings.dedup_similarity and bigram_jaccard(text, other_text) >= self.settings.dedup_lexical:
-            return True
-        if speaker_label(text) is not None or speaker_label(other_text) is not None:
-            return False  # a transcript's turns are records of what was said, each kept
-        return is_paraphrase(text, other_text, cosine, self.settings.dedup_paraphrase_similarity)
-
-    def _find_duplicates(self, chunks: list[_Chunk]) -> None:
-        """A copy of an active memory of the same user, or of another item earlier in this batch,
-        refreshes that memory instead of adding a new one. Chunks of one text fold together only
-        when identical (a paste that repeats itself); overlapping chunks stay apart."""
-        by_user: dict[str, list[_Chunk]] = {}
-        for chunk in chunks:
-            by_user.setdefault(chunk.user_id, []).append(chunk)
-        for user_id, mine in by_user.items():
-            # Batched per user (was one SQL lookup and one vector search per chunk, ~15 ms each on a
-            # store of 1,000 memories per user): neither depends on the other chunks of this batch.
-            existing_ids = _existing_hashes(self.repo, user_id, [c.hash for c in mine])
-            nearest = self._nearest(user_id, mine)
-            kept: list[_Chunk] = []
-            kept_vectors: list[np.ndarray] = []
-            kept_by_text: dict[str, _Chunk] = {}
-            floor = min(self.settings.dedup_similarity, self.settings.dedup_paraphrase_similarity - 0.05)
-            by_hash: dict[str, str] = {}
-            # The stored memories close enough to any chunk, read at once (was one read per chunk
-            # with a close hit: ~400 reads for 512 texts); nothing is written until the loop ends.
-            stored = self._rows([h.memory_id for c in mine if c.hash not in existing_ids
-                                 for h in nearest.get(id(c), []) if h.score >= floor])
-            for chunk in mine:
-                existing = existing_ids.get(chunk.hash) or by_hash.get(chunk.hash)
-                if existing is not None:
-                    # Also a chunk identical to an earlier one of the same text: a long paste
-                    # that repeats itself is one memory, not five identical ones.
-                    chunk.duplicate_of = existing
-                    continue
-                # Also a chunk of the same text: overlapping chunks of ordinary text share only their
-                # overlap, so only a text that repeats itself has chunks that are near-duplicates.
-                # One matrix product against what this batch kept; the text rules only for the few
-                # close enough (or identical once normalised).
-                sims = np.stack(kept_vectors) @ chunk.vector if kept_vectors else np.zeros(0)
-                close_kept = [kept[i] for i in np.flatnonzero(sims >= floor)]
-                same_text = kept_by_text.get(normalize_for_compare(chunk.text))
-                if same_text is not None and same_text not in close_kept:
-                    close_kept.append(same_text)
-                twin = next((k for k in close_kept
-                             if self._is_duplicate(chunk.text, k.text, float(k.vector @ chunk.vector))), None)
-                if twin is not None:
-                    chunk.duplicate_of = by_hash[chunk.hash] = twin.memory_id
-                    continue
-                hits = nearest.get(id(chunk), [])
-                close = [h for h in hits if h.score >= floor]
-                if close:
-                    # The vector index may still hold a memory that has left retrieval (its vector
-                    # delete failed and waits for reconcile): only an active memory of this user
-                    # can absorb a repeat, or the repeat would vanish into an expired row.
-                    texts = {mid: r for mid, r in ((h.memory_id, stored.get(h.memory_id)) for h in close)
-                             if r is not None and r.status is MemoryStatus.ACTIVE and r.user_id == user_id}
-                    match = next((h for h in close if h.memory_id in texts
-                                  and self._is_duplicate(chunk.text, texts[h.memory_id].content, h.score)), None)
-                    if match is not None:
-                        chunk.duplicate_of = by_hash[chunk.hash] = match.memory_id
-                        continue
-                by_hash[chunk.hash] = chunk.memory_id
-                kept.append(chunk)
-                kept_vectors.append(chunk.vector)
-                kept_by_text.setdefault(normalize_for_compare(chunk.text), chunk)
-
-    def _rows(self, memory_ids: Sequence[str], batch: int = 500) -> dict[str, MemoryRecord]:
-        """The stored rows of ``memory_ids`` (distinct, in reads of at most ``batch`` ids)."""
-        ids = sorted(set(memory_ids))
-        rows: dict[str, MemoryRecord] = {}
-        for start in range(0, len(ids), batch):
-            rows.update(self.repo.get_many(ids[start:start + batch]))
-        return rows
-
-    def _nearest(self, user_id: str, chunks: list[_Chunk]) -> dict[int, list[VectorHit]]:
-        """The 3 nearest stored vectors of each chunk (keyed by ``id(chunk)``), one batched search
-        per distinct expiry cut-off (the chunk's time); empty when the store is down."""
-        groups: dict[int, list[_Chunk]] = {}
-        for chunk in chunks:
-            groups.setdefault(int(chunk.at.timestamp()), []).append(chunk)
-        out: dict[int, list[VectorHit]] = {}
-        for now, group in groups.items():
-            try:
-                hits = self.vectors.search_dense_many([c.vector for c in group],
-                                                      VectorFilter(user_id=user_id, now=now), limit=3)
-            except Exception as exc:  # the store being down must not block writing
-                log.warning("near-duplicate check skipped (vector store unavailable): %s", exc)
-                continue
-            out.update((id(c), h) for c, h in zip(group, hits))
-        return out
-
-    def _store(self, chunks: list[_Chunk], actor: str) -> dict[str, MemoryRecord]:
+    def _store(self, chunks: list[Chunk], actor: str) -> dict[str, MemoryRecord]:
         """One transaction: new rows (vector pending), duplicate bumps, and their history.
         Returns the new memories as written (what they read back as), so indexing and the
         conflict check need not read them again."""
         created: dict[str, MemoryRecord] = {}
         ttl = self.settings.ttl_days_by_importance
         with self.repo.session() as session:
-            absorbed: dict[str, list[_Chunk]] = {}
-            stored: list[tuple[_Chunk, MemoryRecord]] = []
+            absorbed: dict[str, list[Chunk]] = {}
+            stored: list[tuple[Chunk, MemoryRecord]] = []
             for chunk in chunks:
                 if chunk.duplicate_of is not None:
                     absorbed.setdefault(chunk.duplicate_of, []).append(chunk)
@@ -394,7 +239,7 @@ class WritePipeline:
                         created[memory_id] = refreshed
         return created
 
-    def _absorb(self, session: Any, memory_id: str, copies: list[_Chunk], actor: str) -> None:
+    def _absorb(self, session: Any, memory_id: str, copies: list[Chunk], actor: str) -> None:
         """A near-duplicate refreshes the memory it repeats: seen again, maybe more important."""
         before = self.repo.get(memory_id, session)
         if before is None:  # an earlier chunk of this batch that was itself stored above
@@ -419,7 +264,7 @@ class WritePipeline:
                               at=latest, before=snapshot(before), after=snapshot(after),
                               note=f"absorbed {len(copies)} near-duplicate(s)")
 
-    def _index(self, chunks: list[_Chunk], records: dict[str, MemoryRecord]) -> set[str]:
+    def _index(self, chunks: list[Chunk], records: dict[str, MemoryRecord]) -> set[str]:
         """Insert the new vectors (fresh ids); returns the ids left pending (the store failed).
         Pending ones are re-indexed by reconcile with ``upsert``, which replaces any copy a
         failed-but-applied insert left behind."""

@@ -373,16 +373,15 @@ def test_a_named_day_finds_the_memory_that_tells_of_it_written_later(make_engine
 def test_the_time_windows_dense_and_keyword_searches_weigh_like_the_main_ones(make_engine) -> None:
     """Inside the window the query names, a memory both searches rank first is fused like one the
     main dense and keyword searches rank first (as one leg, their best rank, it counted half)."""
-    from memory_core import RetrievalOptions
-    from memory_core.retrieval import _Candidate
+    from memory_core.recall import Candidate
+    from memory_core.recipes import FULL
 
     engine = make_engine(clock=FixedClock(NOW))
     relevance = engine.retriever._relevance  # noqa: SLF001
-    options = RetrievalOptions()
-    in_window = relevance(_Candidate("w", window_dense_rank=0, window_keyword_rank=0), options)
-    by_words = relevance(_Candidate("m", dense_rank=0, keyword_rank=0), options)
+    in_window = relevance(Candidate("w", window_dense_rank=0, window_keyword_rank=0), FULL)
+    by_words = relevance(Candidate("m", dense_rank=0, keyword_rank=0), FULL)
     assert in_window == pytest.approx(by_words) and in_window == pytest.approx(2 / (engine.settings.rrf_k + 1))
-    assert relevance(_Candidate("d", window_dense_rank=0), options) == pytest.approx(in_window / 2)
+    assert relevance(Candidate("d", window_dense_rank=0), FULL) == pytest.approx(in_window / 2)
 
 
 def test_the_context_block_dates_relative_words_as_of_each_memory(make_engine) -> None:

@@ -6,29 +6,22 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 from bench.quality.datasets import Corpus, Query, half_of
 from bench.quality.metrics import all_hit_at, mean, ndcg_at, parse_dia_ids, recall_at
 from memory_core import MemoryEngine, RetrievalOptions, Settings, open_memory
 from memory_core.context_block import build_context_block
 from memory_core.embedding.base import Embedder
+from memory_core.recipes import RECIPES, Recipe, recipe_named
 
-# METHOD -> options. Baselines are the product pipeline with parts switched off.
-_BASELINE = dict(use_core=False, use_score_terms=False, use_neighbours=False, use_speaker=False,
-                 use_answer_type=False, use_event_time=False, use_cache=False, record=False)
-METHODS: dict[str, RetrievalOptions] = {
-    "full": RetrievalOptions(use_cache=False, record=False),
-    "bm25": RetrievalOptions(use_dense=False, use_keyword=True, **_BASELINE),
-    "dense": RetrievalOptions(use_dense=True, use_keyword=False, **_BASELINE),
-    "hybrid": RetrievalOptions(use_dense=True, use_keyword=True, **_BASELINE),
-}
-# Ablations: the full pipeline with one part off ("full-no-speaker", ...): a part is kept only
-# while switching it off costs recall on the validation halves (issue 21).
-ABLATED_PARTS = ("core", "score_terms", "neighbours", "speaker", "answer_type", "event_time")
-METHODS.update({f"full-no-{part.replace('_', '-')}": RetrievalOptions(use_cache=False, record=False,
-                                                                      **{f"use_{part}": False})
-                for part in ABLATED_PARTS})
+# METHOD -> the retrieval recipe it runs (memory_core/recipes.py): "full", the baselines "bm25",
+# "dense", "hybrid" (the product pipeline with its parts switched off), and the ablations
+# "full-no-X" (the full pipeline with part X off: a part is kept only while switching it off
+# costs recall on the validation halves, issue 21).
+METHODS: Mapping[str, Recipe] = RECIPES
+# A benchmark's searches neither read the result cache nor count as uses of what they find.
+QUIET = RetrievalOptions(use_cache=False, record=False)
 TOP_K = 20
 
 
@@ -98,7 +91,7 @@ def run_corpus(corpus: Corpus, embedder: Embedder, model_cache_dir: Path, method
             hidden, total, hidden_q = _expired_gold(engine, corpus, results)
             runs: dict[str, MethodRun] = {}
             for method in methods:
-                runs[method] = _ask(engine, corpus, METHODS[method], method == "full")
+                runs[method] = _ask(engine, corpus, recipe_named(method), method == "full")
                 progress(f"  {corpus.name}/{method}: {len(corpus.queries)} queries in {runs[method].seconds:.1f}s")
             engine.flush()
         finally:
@@ -107,14 +100,14 @@ def run_corpus(corpus: Corpus, embedder: Embedder, model_cache_dir: Path, method
                      llm=engine.llm.name if llm else "offline", llm_failures=int(getattr(engine.llm, "failures", 0)))
 
 
-def _ask(engine: MemoryEngine, corpus: Corpus, options: RetrievalOptions, with_context: bool) -> MethodRun:
+def _ask(engine: MemoryEngine, corpus: Corpus, recipe: Recipe, with_context: bool) -> MethodRun:
     run = MethodRun()
     t = time.perf_counter()
     for q in corpus.queries:
         # The ranking is what is scored: no relevance threshold here (bench.relevance measures
         # what the default threshold keeps of it).
         response = engine.search(q.user_id, q.text, top_k=TOP_K, context=q.context or None, at=q.at,
-                                 options=options, min_relevance=0.0)
+                                 recipe=recipe, options=QUIET, min_relevance=0.0)
         run.rankings.append([source_ids(r.source, corpus.name) for r in response.results])
         if with_context:
             block = build_context_block(response.results[:5], engine.embedder.count_tokens,

@@ -6,8 +6,9 @@ variant: LoCoMo cat 1-4 recall@10 and MADial zh / en recall@5, each on the tune 
 validate half (``bench.quality.datasets.TUNE_USERS``). Choose on the tune columns; the validate
 columns are the report. Writes ``bench/results/sweep.json``.
 
-Why in one process: writing LoCoMo is most of a run's time, and every setting swept here is
-read at query time (``RetrievalPipeline.settings``), so the stores can be asked again as they are.
+Why in one process: writing LoCoMo is most of a run's time, and every setting swept here is a
+number of the retrieval recipe (``memory_core.recipes.Tuning``), read at query time: each variant
+is the ``FULL`` recipe with those numbers, asked of the stores as they are.
 """
 from __future__ import annotations
 
@@ -17,14 +18,16 @@ import argparse  # noqa: E402
 import json  # noqa: E402
 import tempfile  # noqa: E402
 from pathlib import Path  # noqa: E402
+from dataclasses import replace  # noqa: E402
 from typing import Any  # noqa: E402
 
 from bench.quality.__main__ import CACHE, MODEL_DIR, RESULTS  # noqa: E402
 from bench.quality.datasets import load_locomo, load_madial  # noqa: E402
 from bench.quality.embed_cache import CachingEmbedder  # noqa: E402
-from bench.quality.runner import METHODS, _ask, locomo_scores, madial_scores, make_engine  # noqa: E402
+from bench.quality.runner import _ask, locomo_scores, madial_scores, make_engine  # noqa: E402
+from memory_core.recipes import FULL, Tuning  # noqa: E402
 
-# name -> settings changed from the defaults (one knob at a time, both sides of the default).
+# name -> recipe numbers (``Tuning`` fields, named as in Settings) changed from the defaults (one knob at a time, both sides of the default).
 VARIANTS: dict[str, dict[str, Any]] = {
     "default": {},
     "rrf_k=2": {"rrf_k": 2},
@@ -57,10 +60,10 @@ def main() -> None:
             engine = make_engine(embedder, MODEL_DIR, Path(tmp), forgetting=True)
             try:
                 engine.add_many(corpus.items)
-                defaults = engine.retriever.settings
+                defaults = Tuning.from_settings(engine.settings)
                 for name in names:
-                    engine.retriever.settings = defaults.model_copy(update=VARIANTS[name])
-                    run = _ask(engine, corpus, METHODS["full"], with_context=False)
+                    recipe = FULL.with_tuning(replace(defaults, **VARIANTS[name]))
+                    run = _ask(engine, corpus, recipe, with_context=False)
                     for half in ("tune", "validate"):
                         if corpus.name == "locomo":
                             value = locomo_scores(run, corpus.queries)[f"cat1-4|{half}"]["recall@10"]
@@ -68,7 +71,6 @@ def main() -> None:
                             value = madial_scores(run, corpus.queries)[f"recall@5|{half}"]
                         table[name][f"{corpus.name}|{half}"] = round(value, 3)
                     print(f"  {corpus.name} {name}: {table[name]}", flush=True)
-                engine.retriever.settings = defaults
             finally:
                 engine.close()
     keys = [f"{d}|{h}" for d in ("locomo", "madial_zh", "madial_en") for h in ("tune", "validate")]

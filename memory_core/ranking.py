@@ -1,0 +1,203 @@
+"""Ranking: how recalled candidates are ordered, and which the response may show.
+
+The fused relevance of a candidate is the reciprocal-rank sum of the legs that found it
+(memory_core/recall.py) plus what neighbour expansion lends; a line whose speaker the query names
+("What did Caroline research?" -> "Caroline: ...") gets a boost (``speaker_match_boost``,
+memory_core/text/speaker.py), and so does a memory that states a time when the query asks when
+(``when_answer_boost``, memory_core/text/answer_type.py). Importance and recency then reorder
+comparably relevant memories (memory_core/scoring.py). Which of these parts run is the recipe's
+to say (memory_core/recipes.py). SQL, the system of record, has the last word on what may be
+shown (``admissible``). Measured on LoCoMo and MADial-Bench with ``python -m bench.quality``.
+"""
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+from typing import Iterable
+
+from memory_core.recall import Candidate
+from memory_core.ranked import RankedResults
+from memory_core.recipes import Recipe
+from memory_core.records import MemoryRecord, SearchFilters
+from memory_core.relevance import RelevanceModel, coverage
+from memory_core.scoring import final_score, recency, rrf_sum
+from memory_core.sql_ports import SqlRepositoryPort
+from memory_core.text.answer_type import asks_when, states_time
+from memory_core.text.constraints import bears_on, may_bear_on
+from memory_core.text.speaker import query_names_speaker, speaker_label
+from memory_core.types import MemoryStatus, ScoreParts, SearchResult, TimeRange
+
+log = logging.getLogger(__name__)
+
+
+def admissible(record: MemoryRecord, user_id: str, now: datetime, filters: SearchFilters,
+               time_range: TimeRange | None) -> bool:
+    """Defence in depth: SQL, the system of record, has the last word on what may be shown."""
+    if record.user_id != user_id or record.status is not MemoryStatus.ACTIVE:
+        return False
+    if record.expires_at is not None and record.expires_at <= now:
+        return False
+    if record.created_at > now + timedelta(seconds=1):
+        return False
+    if filters.memory_types and record.memory_type not in filters.memory_types:
+        return False
+    if filters.min_importance is not None and record.importance < filters.min_importance:
+        return False
+    explicit = filters.time_range  # hard, on the write time, for every leg (neighbours, core, SQL fallback)
+    if explicit is not None and ((explicit.start is not None and record.created_at < explicit.start)
+                                 or (explicit.end is not None and record.created_at >= explicit.end)):
+        return False
+    if filters.entities:
+        wanted = {e.lower() for e in filters.entities}
+        if not wanted & {e.lower() for e in record.entities}:
+            return False
+    return True
+
+
+def fused_relevance(c: Candidate, recipe: Recipe) -> float:
+    """Fused rank score of one candidate (before normalising by the best of this query)."""
+    if c.rerank is not None:
+        return c.rerank
+    tuning = recipe.resolved_tuning
+    ranks: list[int | None] = []
+    if recipe.dense:
+        ranks += [c.dense_rank, c.context_rank]
+    if recipe.keyword:
+        ranks.append(c.keyword_rank)
+    ranks += [c.window_dense_rank, c.window_keyword_rank]
+    fused = rrf_sum(ranks, tuning.rrf_k) + c.neighbour
+    if c.speaker_named:  # flags are only set when their part and boost are on
+        fused *= 1.0 + tuning.speaker_match_boost
+    if c.answers_when:
+        fused *= 1.0 + tuning.when_answer_boost
+    return fused
+
+
+def add_neighbours(repo: SqlRepositoryPort, candidates: list[Candidate], records: dict[str, MemoryRecord],
+                   user_id: str, now: datetime, filters: SearchFilters, recipe: Recipe) -> None:
+    """Neighbour expansion: the memory written right after (and before) a strong hit in the
+    same conversation gets part of its score. An answer is usually the turn after the
+    question that matched ("do you have pets?" -> "yes, two cats"), and a story continues
+    over adjacent turns; neither shares words with the query."""
+    tuning = recipe.resolved_tuning
+    window = timedelta(seconds=tuning.neighbour_window_s)
+    by_id = {c.memory_id: c for c in candidates}
+    seeds = sorted(candidates, key=lambda c: -fused_relevance(c, recipe))[: tuning.neighbour_seeds]
+    # Two SQL statements for all seeds: the ids of each seed's next and previous memory (one
+    # LIMIT 1 subquery per side, so a burst of memories written in the same second, e.g. an
+    # import, never loads the whole burst), then those rows.
+    adjacent = repo.adjacent_active(user_id, [records[c.memory_id].created_at for c in seeds], window)
+    for seed, (after, before) in zip(seeds, adjacent):
+        base = fused_relevance(seed, recipe)
+        record = records[seed.memory_id]
+        for neighbour, factor in ((after, tuning.neighbour_next_share), (before, tuning.neighbour_prev_share)):
+            if neighbour is None or (record.session_id is not None and neighbour.session_id != record.session_id):
+                continue
+            if not admissible(neighbour, user_id, now, filters, filters.time_range):
+                continue
+            c = by_id.get(neighbour.memory_id)
+            if c is None:
+                c = by_id[neighbour.memory_id] = Candidate(neighbour.memory_id)
+                candidates.append(c)
+                records[neighbour.memory_id] = neighbour
+            c.neighbour = max(c.neighbour, factor * base)
+
+
+def mark_answer_matches(candidates: list[Candidate], records: dict[str, MemoryRecord], query: str,
+                        recipe: Recipe) -> None:
+    """Flag what the question's form says will answer it: the lines of the person it names
+    ("What did Caroline research?" -> "Caroline: ..."; a question about a person is answered
+    by their own lines far more often than by the replies that address them by name), and,
+    for a question that asks when, the memories that state a time (memory_core/text/
+    speaker.py and answer_type.py)."""
+    speakers = recipe.speaker_boost_on()
+    when = recipe.when_boost_on() and asks_when(query)
+    for c in candidates:
+        content = records[c.memory_id].content
+        if speakers:
+            label = speaker_label(content)
+            c.speaker_named = label is not None and query_names_speaker(query, label)
+        if when:
+            c.answers_when = states_time(content)
+
+
+def score(candidates: list[Candidate], records: dict[str, MemoryRecord], now: datetime, recipe: Recipe,
+          relevance_model: RelevanceModel, terms: frozenset[str] = frozenset(), lang: str = "en",
+          slots: frozenset[str] = frozenset()) -> "RankedResults[Candidate]":
+    """Relevance is the fused score relative to this query's best candidate (1.0 = best), so
+    importance and recency adjust the order among comparably relevant memories instead of
+    drowning the difference between a first and a tenth rank. Absolute relevance is left to
+    ``RankedResults``, which works it out only for the results a response can show."""
+    weights = recipe.resolved_tuning.weights
+    raw = {c.memory_id: fused_relevance(c, recipe) for c in candidates}
+    reranked = any(c.rerank is not None for c in candidates)
+    best = max(raw.values(), default=0.0)
+    results: list[tuple[SearchResult, Candidate, MemoryRecord]] = []
+    for c in candidates:
+        record = records[c.memory_id]
+        relevance = raw[c.memory_id] if reranked else (raw[c.memory_id] / best if best > 0 else 0.0)
+        if relevance == 0.0 and c.core and c.dense is not None:
+            # A core memory the legs did not recall: its cosine (shifted from e5's ~0.7-0.9
+            # band) stands in, so it competes on merit rather than entering at zero.
+            relevance = max(0.0, min(1.0, (c.dense - 0.7) / 0.3)) * 0.5
+        relevance = max(0.0, min(1.0, relevance))
+        rec = recency(record.created_at, now, weights.half_life_days)
+        value = final_score(relevance, record.importance, rec, weights) if recipe.score_terms else relevance
+        results.append((SearchResult(
+            memory_id=record.memory_id, user_id=record.user_id, content=record.content,
+            memory_type=record.memory_type, importance=record.importance, created_at=record.created_at,
+            score=round(value, 6),
+            parts=ScoreParts(relevance=round(relevance, 6), importance=record.importance / 5.0,
+                             recency=round(rec, 6), dense=c.dense, keyword=c.keyword, rerank=c.rerank),
+            entities=record.entities, source=record.source, meta=record.meta,
+        ), c, record))
+    results.sort(key=lambda item: (-item[0].score, -item[0].created_at.timestamp(), item[0].memory_id))
+    return RankedResults(results, lambda c, record: round(
+        relevance_model(c.dense, query_coverage(c, record, terms, slots), lang), 6))
+
+
+def query_coverage(c: Candidate, record: MemoryRecord, terms: frozenset[str], slots: frozenset[str]) -> float:
+    """How much of the query the memory covers, for absolute relevance: its words, and half at
+    least when it falls in the time the query names ("what did I do last week?" shares no
+    word with what was done) or is a line of the speaker the query names."""
+    cov = coverage(terms, record.content, record.context, slots)
+    if c.window_dense_rank is not None or c.window_keyword_rank is not None or c.speaker_named:
+        cov = max(cov, 0.5)
+    return cov
+
+
+def constraints(repo: SqlRepositoryPort, relevance_model: RelevanceModel, user_id: str, query: str, now: datetime,
+                scored: "RankedResults[Candidate]", terms: frozenset[str], lang: str,
+                half_life_days: float) -> list[SearchResult]:
+    """The user's constraints that bear on ``query`` (memory_core.text.constraints), whatever
+    their rank: an allergy must shape a snack suggestion that shares no word with it."""
+    if not may_bear_on(query):
+        return []  # no constraint can bear on it (``bears_on``): nothing to read
+    try:
+        records = [r for r in repo.constraints(user_id, now) if bears_on(r.content, query)]
+    except Exception as exc:  # the reply goes on without them; the log says why
+        log.warning("constraints could not be read: %s", exc)
+        return []
+    out = []
+    for record in records:
+        ranked = scored.get(record.memory_id)
+        if ranked is not None:
+            out.append(ranked)
+            continue
+        cov = coverage(terms, record.content, record.context)
+        out.append(SearchResult(
+            memory_id=record.memory_id, user_id=record.user_id, content=record.content,
+            memory_type=record.memory_type, importance=record.importance, created_at=record.created_at,
+            score=0.0, parts=ScoreParts(relevance=0.0, importance=record.importance / 5.0,
+                                        recency=recency(record.created_at, now, half_life_days),
+                                        absolute=round(relevance_model(None, cov, lang), 6)),
+            entities=record.entities, source=record.source, meta=record.meta))
+    return out
+
+
+def valid_for(records: Iterable[MemoryRecord], now: datetime) -> float | None:
+    """Seconds until the first of these memories expires (None: none does). A cached answer
+    that holds one of them, or was ranked against it, stops being true then, and no write
+    invalidates it: expiry is a moment passing, the job only records it later."""
+    ends = [r.expires_at for r in records if r.expires_at is not None and r.expires_at > now]
+    return (min(ends) - now).total_seconds() if ends else None
