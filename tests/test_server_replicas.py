@@ -172,3 +172,40 @@ def test_two_replicas_sixteen_users_nothing_lost_duplicated_or_crossed(deploymen
     finally:
         for replica in replicas:
             replica.close()
+
+
+def test_the_replica_load_benchmark_checks_and_measures_each_part(milvus_server, model_cache_dir, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """``python -m bench.load.replicas`` on the session's server, briefly: two replica processes
+    split the users, nothing is lost, duplicated or crossed, and the CPU of each part is read."""
+    from bench.load.replicas import run
+
+    row = run(milvus_server, replicas=2, users=4, seconds=3, workdir=tmp_path, model_cache_dir=model_cache_dir,
+              time_tick_ms=None, settle_s=10.0)
+    assert row["replicas"] == 2 and row["users"] == 4 and row["mode"] == "replicas"
+    assert row["ops"] > 0 and row["errors"] == 0, row["error_kinds"]
+    assert (row["lost"], row["duplicated"], row["cross_user_results"], row["missing_vectors"]) == (0, 0, 0, 0)
+    cores = row["cpu_cores"]
+    assert set(cores) == {"replicas", "milvus", "postgres", "redis", "machine"}
+    assert cores["replicas"] > 0 and cores["milvus"] > 0  # both worked during the run
+    assert all(0 <= v <= (os.cpu_count() or 1) + 0.5 for v in cores.values()), cores
+
+
+def test_cpu_meter_counts_a_busy_process_and_not_an_idle_one() -> None:
+    """The benchmark's CPU reading (/proc ticks over the run, in cores)."""
+    import time
+
+    from bench.load.replicas import CpuMeter
+
+    idle = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    time.sleep(1)  # past the interpreter's start-up
+    try:
+        meter = CpuMeter({"me": lambda: [os.getpid()], "idle": lambda: [idle.pid]})
+        meter.start()
+        deadline = time.monotonic() + 0.6
+        while time.monotonic() < deadline:
+            sum(i * i for i in range(10_000))
+        cores = meter.stop()
+    finally:
+        idle.kill()
+    # a busy loop gets at least a share of a core even on a loaded machine; a sleeper gets none
+    assert cores["me"] > 0.05 and cores["idle"] < 0.02 and cores["machine"] >= cores["me"] - 0.05, cores

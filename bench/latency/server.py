@@ -51,6 +51,9 @@ CONFIGS = [
     ("FLAT", "FLAT", {}, {}),
     ("HNSW M16 efC200 ef64", "HNSW", HNSW_BUILD, {"ef": 64}),
     ("HNSW M16 efC200 ef128", "HNSW", HNSW_BUILD, {"ef": 128}),
+    ("IVF_FLAT nlist128 nprobe16", "IVF_FLAT", {"nlist": 128}, {"nprobe": 16}),
+    ("IVF_FLAT nlist128 nprobe64", "IVF_FLAT", {"nlist": 128}, {"nprobe": 64}),
+    ("IVF_SQ8 nlist128 nprobe32", "IVF_SQ8", {"nlist": 128}, {"nprobe": 32}),
 ]
 
 
@@ -95,8 +98,9 @@ def _measure(client: Any, params: dict[str, Any], cases: list[tuple[str, np.ndar
             "recall@20_min": round(float(np.min(recalls)), 4)}
 
 
-def run(size: str, queries: int, workdir: Path, progress: Any = print, time_tick_ms: int | None = None
-        ) -> dict[str, Any]:
+def run(size: str, queries: int, workdir: Path, progress: Any = print, time_tick_ms: int | None = None,
+        only: str = "") -> dict[str, Any]:
+    """``only``: a comma list of index kinds (FLAT, HNSW, IVF_FLAT, IVF_SQ8) to measure; all when empty."""
     from memory_core.vectors import pymilvus_import  # noqa: F401
     from pymilvus import MilvusClient
 
@@ -144,7 +148,10 @@ def run(size: str, queries: int, workdir: Path, progress: Any = print, time_tick
 
         indexes: dict[str, Any] = {}
         built: str | None = None
+        kinds = {k.strip().upper() for k in only.split(",") if k.strip()}
         for label, kind, build, params in CONFIGS:
+            if kinds and kind not in kinds:
+                continue
             if kind != built:
                 with Timer() as build_t:
                     client.release_collection(COLLECTION, timeout=120)
@@ -191,12 +198,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--time-tick-ms", type=int, default=None,
                         help="proxy.timeTickInterval of the server (default 200); the entry is then "
                              "server-SIZE-tickNms")
+    parser.add_argument("--only", default="",
+                        help="comma list of index kinds to measure (FLAT,HNSW,IVF_FLAT,IVF_SQ8); their figures "
+                             "are added to the entry's indexes, the others kept")
     parser.add_argument("--out", type=Path, default=RESULTS / "latency.json")
     args = parser.parse_args(argv)
     result = run(args.size, args.queries, args.workdir.resolve(), progress=lambda m: print(m, flush=True),
-                 time_tick_ms=args.time_tick_ms)
+                 time_tick_ms=args.time_tick_ms, only=args.only)
     previous = json.loads(args.out.read_text()) if args.out.exists() else {}
     key = f"server-{args.size}" + (f"-tick{args.time_tick_ms}ms" if args.time_tick_ms else "")
+    if args.only and key in previous:  # a partial run: the other indexes' figures stay, each with its run's
+        earlier = previous[key]
+        for label, figures in earlier["indexes"].items():
+            if label not in result["indexes"]:
+                result["indexes"][label] = {**figures, "run_at": earlier.get("run_at"),
+                                            "load_avg_by_phase": {p: v for p, v in earlier.get("load_avg_by_phase", {}).items()
+                                                                  if p.startswith(label)}}
+        result["server_rss_mb"] = {**earlier.get("server_rss_mb", {}), **result["server_rss_mb"]}
+        result["indexes"] = dict(sorted(result["indexes"].items(), key=lambda kv: [c[0] for c in CONFIGS].index(kv[0])
+                                        if kv[0] in [c[0] for c in CONFIGS] else 99))
     previous[key] = result
     args.out.write_text(json.dumps(previous, indent=2, ensure_ascii=False) + "\n")
     print(json.dumps(result, indent=2))

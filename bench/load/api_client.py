@@ -88,18 +88,27 @@ class ApiOps:
         self._http.close()
 
 
+def _uncached() -> Any:
+    from memory_core import RetrievalOptions
+
+    return RetrievalOptions(use_cache=False)
+
+
 class FacadeOps:
     """The same operations on the engine in this process."""
 
-    def __init__(self, engine: Any, user: str) -> None:
+    def __init__(self, engine: Any, user: str, cached: bool = True) -> None:
         self.engine = engine
         self.user = user
+        self._options = None if cached else _uncached()
 
     def add(self, text: str, actor: str) -> list[str]:
         return list(self.engine.add(self.user, text, actor=actor).memory_ids)
 
     def search(self, query: str) -> list[tuple[str, str]]:
-        return [(r.memory_id, r.user_id) for r in self.engine.search(self.user, query).results]
+        found = self.engine.search(self.user, query, options=self._options) if self._options else \
+            self.engine.search(self.user, query)
+        return [(r.memory_id, r.user_id) for r in found.results]
 
     def edit(self, memory_id: str, importance: int) -> None:
         self.engine.update(memory_id, actor="staff:load", importance=importance)

@@ -1,11 +1,13 @@
 """One app replica of ``python -m bench.load.replicas``: a process of its own that opens the
 engine from settings exactly as the app does (Milvus server, PostgreSQL, Redis), says it is
 ready, waits for ``go`` on stdin, runs its share of the simulated users for the given seconds and
-prints what it measured as one JSON line, then exits on the next line of stdin (so the
-parent can read its CPU time first).
+prints what it measured as one JSON line; with a read phase, waits, says ``reading``, runs
+searches only and prints those figures as another line; then exits on the next line of stdin
+(so the parent can read its CPU time first).
 
 ``python -m bench.load.replica_child '<settings as JSON>'``; stdin: one JSON line
-``{"users": [...], "seconds": S, "first_seed": N}``. Anything else the process prints goes to
+``{"users": [...], "seconds": S, "first_seed": N}`` and, for a read phase after the load,
+``"read_after_s"`` and ``"read_seconds"``. Anything else the process prints goes to
 stderr.
 """
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -40,6 +43,20 @@ def main() -> int:
         reply.write(json.dumps({"elapsed": elapsed, "latencies": stats.latencies, "errors": dict(stats.errors),
                                 "acknowledged": stats.acknowledged, "cross_user": stats.cross_user}) + "\n")
         reply.flush()
+        if job.get("read_seconds"):
+            # The read phase: once no user has written for ``read_after_s``, searches only.
+            time.sleep(job["read_after_s"])
+            reply.write(json.dumps({"reading": True}) + "\n")
+            reply.flush()
+            reads = Stats()
+            # every search a new question: the result cache is not asked (it would answer the
+            # repeated queries of this workload without reaching the store)
+            fresh = [(FacadeOps(engine, user, cached=False), user) for user in job["users"]]
+            read_elapsed = drive(fresh, job["read_seconds"], reads, first_seed=job["first_seed"] + 500,
+                                 mix="search", known=stats.acknowledged)
+            reply.write(json.dumps({"elapsed": read_elapsed, "latencies": reads.latencies["search"],
+                                    "errors": dict(reads.errors), "cross_user": reads.cross_user}) + "\n")
+            reply.flush()
         sys.stdin.readline()  # stay alive until the parent has read this process's CPU time
     finally:
         engine.close()

@@ -1,4 +1,5 @@
-"""``python -m bench.load.replicas [--replicas 1,2] [--users 16] [--seconds 45] [--settle-s 0,10] [--time-tick-ms N]``
+"""``python -m bench.load.replicas [--replicas 1,2] [--users 16] [--seconds 45] [--settle-s 0,10]
+[--read-seconds 20] [--time-tick-ms N]``
 
 The production path under load: R app replicas (processes of their own,
 ``bench/load/replica_child.py``, each opening the engine from settings as the app does) on one
@@ -14,6 +15,10 @@ run is read from /proc (in cores: 1.0 = one core busy the whole run): the replic
 server (with its bridge), PostgreSQL, Redis, and the whole machine. PostgreSQL and Redis are
 the machine's shared servers: other work on the machine shows in their figures and in the load
 average, both recorded.
+
+Then (``--read-seconds``), once no user has written for ``--read-after-s``, a phase of searches
+only, each past the result cache (a new question every time): what reads cost for users who are settled, the case ``MILVUS_SETTLE_S`` is for (with 0,
+every read is Strong and waits for the server's time tick).
 
 Rows are appended to ``bench/results/load.json`` (``mode`` "replicas", with ``replicas``,
 ``vector_store`` and ``cpu_cores``); rows of ``python -m bench.load`` stay as they are.
@@ -35,7 +40,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 os.environ.setdefault("RUST_LOG", "error")
 
-from bench.load.workload import Stats, result_row, verify  # noqa: E402
+from bench.load.workload import Stats, pct, result_row, verify  # noqa: E402
 from bench.milvus_server import LocalMilvusServer  # noqa: E402
 from memory_core import Settings, open_memory  # noqa: E402
 
@@ -122,9 +127,10 @@ class Replica:
         if not ready.get("ready"):
             raise RuntimeError(f"replica not ready: {ready}")
 
-    def go(self, users: list[str], seconds: float, first_seed: int) -> None:
+    def go(self, users: list[str], seconds: float, first_seed: int, read_after_s: float, read_seconds: float) -> None:
         assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps({"users": users, "seconds": seconds, "first_seed": first_seed}) + "\n")
+        self.proc.stdin.write(json.dumps({"users": users, "seconds": seconds, "first_seed": first_seed,
+                                          "read_after_s": read_after_s, "read_seconds": read_seconds}) + "\n")
         self.proc.stdin.flush()
 
     def result(self) -> dict[str, Any]:
@@ -156,7 +162,8 @@ def _fresh_database() -> tuple[str, Any]:
 
 
 def run(server: LocalMilvusServer, replicas: int, users: int, seconds: float, workdir: Path,
-        model_cache_dir: Path, time_tick_ms: int | None, settle_s: float) -> dict[str, Any]:
+        model_cache_dir: Path, time_tick_ms: int | None, settle_s: float, read_seconds: float = 0.0,
+        read_after_s: float = 11.0) -> dict[str, Any]:
     database_url, drop_database = _fresh_database()
     namespace = f"replicas-{uuid.uuid4().hex[:10]}"
     settings = {"data_dir": str(workdir / f"r{replicas}"), "milvus_uri": server.uri,
@@ -178,9 +185,24 @@ def run(server: LocalMilvusServer, replicas: int, users: int, seconds: float, wo
         })
         meter.start()
         for r, proc in enumerate(procs):
-            proc.go(names[r::replicas], seconds, first_seed=r * 1000)
+            proc.go(names[r::replicas], seconds, first_seed=r * 1000, read_after_s=read_after_s,
+                    read_seconds=read_seconds)
         outputs = [proc.result() for proc in procs]
         cores = meter.stop()
+        read: dict[str, Any] = {}
+        if read_seconds:
+            for proc in procs:
+                assert proc.result().get("reading")
+            meter.start()
+            reads = [proc.result() for proc in procs]
+            read_cores = meter.stop()
+            latencies = [ms for out in reads for ms in out["latencies"]]
+            read_elapsed = max(out["elapsed"] for out in reads)
+            read = {"read_phase": {
+                "after_s": read_after_s, "seconds": round(read_elapsed, 1), "searches": len(latencies),
+                "ops_per_s": round(len(latencies) / read_elapsed, 1), "search_p50_ms": round(pct(latencies, 50), 1),
+                "search_p95_ms": round(pct(latencies, 95), 1), "errors": sum(sum(o["errors"].values()) for o in reads),
+                "cross_user_results": sum(o["cross_user"] for o in reads), "cpu_cores": read_cores}}
         for proc in procs:
             proc.quit()
         stats = Stats()
@@ -203,7 +225,7 @@ def run(server: LocalMilvusServer, replicas: int, users: int, seconds: float, wo
                           milvus_settle_s=settle_s,
                           consistency="Strong" if not settle_s else f"Bounded for users with no write in {settle_s:g} s, "
                                                                    "else Strong",
-                          cpu_cores=cores, cpus=os.cpu_count())
+                          cpu_cores=cores, cpus=os.cpu_count(), **read)
     finally:
         for proc in procs:
             if proc.proc.poll() is None:
@@ -216,6 +238,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--replicas", default="1,2", help="comma-separated replica counts")
     parser.add_argument("--users", type=int, default=16)
     parser.add_argument("--seconds", type=float, default=45)
+    parser.add_argument("--read-seconds", type=float, default=20.0,
+                        help="after the load, a phase of searches only (0 = none) ...")
+    parser.add_argument("--read-after-s", type=float, default=11.0,
+                        help="... once no user has written for this long (past the default settle window)")
     parser.add_argument("--time-tick-ms", type=int, default=None, help="proxy.timeTickInterval (default 200)")
     parser.add_argument("--settle-s", default=str(Settings.model_fields["milvus_settle_s"].default),
                         help="comma list of MILVUS_SETTLE_S values to run (0 = every read Strong)")
@@ -231,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
         for settle in (float(x) for x in args.settle_s.split(",")):
             for count in (int(x) for x in args.replicas.split(",")):
                 rows.append(run(server, count, args.users, args.seconds, workdir, args.model_cache_dir.resolve(),
-                                args.time_tick_ms, settle))
+                                args.time_tick_ms, settle, args.read_seconds, args.read_after_s))
                 print(json.dumps(rows[-1]), flush=True)
     finally:
         server.stop(timeout_s=30)
@@ -250,7 +276,13 @@ def main(argv: list[str] | None = None) -> int:
         row.setdefault("replicas", 1)
         row.setdefault("vector_store", "milvus-lite")
     args.out.write_text(json.dumps(previous + rows, indent=2, ensure_ascii=False) + "\n")
-    bad = [r for r in rows if r["lost"] or r["duplicated"] or r["cross_user_results"]]
+    for r in rows:
+        if "read_phase" in r:
+            p = r["read_phase"]
+            print(f"read phase, settle {r['milvus_settle_s']:g} s, {r['replicas']} replica(s): {p['ops_per_s']} searches/s, "
+                  f"p50/p95 {p['search_p50_ms']}/{p['search_p95_ms']} ms, CPU cores {p['cpu_cores']}")
+    bad = [r for r in rows if r["lost"] or r["duplicated"] or r["cross_user_results"]
+           or r.get("read_phase", {}).get("cross_user_results")]
     return 1 if bad else 0
 
 

@@ -32,15 +32,22 @@ class Stats:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-def simulated_user(ops, engine_user: str, deadline: float, stats: Stats, seed: int) -> None:  # type: ignore[no-untyped-def]
+# The operation mixes: "mixed" is the load test's (writes, searches, staff edits); "search" only
+# asks, as users do once they have stopped telling things (replicas.py's read phase).
+MIXES = {"mixed": (0.35, 0.55, 0.10), "search": (0.0, 1.0, 0.0)}
+
+
+def simulated_user(ops, engine_user: str, deadline: float, stats: Stats, seed: int,  # type: ignore[no-untyped-def]
+                   mix: str = "mixed", known: list[str] | None = None) -> None:
     """One user's loop. A search result counts as cross-user when it is not one of the memories
     this user was acknowledged (each user writes from one thread, so every own memory is known
-    before the search that may return it) or comes back under another user id."""
+    before the search that may return it) or comes back under another user id. ``known``: the
+    memories this user was acknowledged in an earlier phase (its own, for the same check)."""
     rng = random.Random(seed)
-    mine: list[str] = []
-    own: set[str] = set()
+    mine: list[str] = list(known or [])
+    own: set[str] = set(mine)
     while time.monotonic() < deadline:
-        op = rng.choices(["add", "search", "edit"], weights=[0.35, 0.55, 0.10])[0]
+        op = rng.choices(["add", "search", "edit"], weights=MIXES[mix])[0]
         started = time.perf_counter()
         try:
             if op == "add" or (op == "edit" and not mine):
@@ -94,11 +101,13 @@ def verify(engine, stats: Stats) -> dict[str, int]:  # type: ignore[no-untyped-d
     return {"lost": lost, "duplicated": duplicated, "missing_vectors": missing_vectors}
 
 
-def drive(workers: list[tuple[Any, str]], seconds: float, stats: Stats, first_seed: int = 0) -> float:
+def drive(workers: list[tuple[Any, str]], seconds: float, stats: Stats, first_seed: int = 0, mix: str = "mixed",
+          known: dict[str, list[str]] | None = None) -> float:
     """Run each (ops, engine user) on a thread of its own for ``seconds``; user ``i`` draws its
     operations from seed ``first_seed + i`` (replicas pass distinct first seeds)."""
     deadline = time.monotonic() + seconds
-    threads = [threading.Thread(target=simulated_user, args=(ops, engine_user, deadline, stats, first_seed + i))
+    threads = [threading.Thread(target=simulated_user, args=(ops, engine_user, deadline, stats, first_seed + i, mix,
+                                                             (known or {}).get(engine_user)))
                for i, (ops, engine_user) in enumerate(workers)]
     started = time.perf_counter()
     for t in threads:
