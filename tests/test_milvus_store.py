@@ -78,6 +78,7 @@ def test_closing_the_last_store_of_a_file_stops_its_lite_child(tmp_path: Path) -
     assert _lite_children() == before
 
 
+@pytest.mark.slow  # ~6 s of writing 16k rows; the full run keeps it (the fast lane's budget)
 def test_user_hashes_pages_past_16384_rows(store: MilvusVectorStore) -> None:
     user, p = f"bulk-{uid()}", uid()
     n = 20_000
@@ -93,6 +94,7 @@ def test_user_hashes_pages_past_16384_rows(store: MilvusVectorStore) -> None:
     assert user not in set(store.all_user_ids())
 
 
+@pytest.mark.slow  # ~8 s of waiting for a killed Lite child to time out; the full run keeps it
 def test_ping_and_backend_loss_map_to_backend_unavailable(tmp_path: Path) -> None:
     from milvus_lite.server_manager import server_manager_instance
 
