@@ -2,7 +2,8 @@
 
 The app reads its settings from the environment (like a deployment does), so tests set
 DATA_DIR / DATABASE_URL / MILVUS_URI / MODEL_CACHE_DIR to temp paths and let
-``services.runtime.get_engine`` open a real engine there (SQLite, Milvus Lite, bundled model).
+``services.runtime.get_engine`` open an engine there (SQLite, Milvus Lite and the bundled model, or
+in the fast lane the stand-ins of tests/lanes.py).
 """
 from __future__ import annotations
 

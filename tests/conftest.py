@@ -1,7 +1,9 @@
 """Shared fixtures: real SQLite and PostgreSQL, real Redis, real Milvus Lite, the real model.
 
 PostgreSQL gets a fresh database per test session (dropped afterwards); Redis keys get a
-per-test prefix; every engine gets its own Milvus Lite store under ``tmp_path``.
+per-test prefix; every engine gets its own Milvus Lite store under ``tmp_path``. In the fast lane
+(``-m "not slow"``) the modules listed in ``tests/lanes.py`` run on an in-memory vector store and
+the hashing embedder instead, which pass the same contract tests.
 """
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ os.environ.setdefault("RUST_LOG", "error")  # milvus-lite's tantivy logs every c
 
 # Shared fixtures live in plain modules, registered as plugins (importing them here would
 # shadow the fixture names that other fixtures take as arguments).
-pytest_plugins = ("tests.fixtures_models", "tests.fixtures_milvus_server", "tests.app_support")
+pytest_plugins = ("tests.lanes", "tests.fixtures_models", "tests.fixtures_milvus_server", "tests.app_support")
 
 PG_ADMIN_URL = os.environ.get("TEST_PG_ADMIN_URL", "postgresql+psycopg2://postgres@127.0.0.1:5432/postgres")
 REDIS_TEST_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
@@ -140,8 +142,12 @@ def make_engine(request, make_settings, embedder):  # type: ignore[no-untyped-de
     from memory_core import open_memory
     from memory_core.cache import RedisCache, ResultCache
     from memory_core.config import Settings
+    from tests.lanes import uses_fake_parts, wants_real_parts
 
     engines = []
+    # a test marked ``real_parts`` in a module on the stand-ins embeds with the real model
+    model = request.getfixturevalue("real_embedder") if uses_fake_parts(request) and wants_real_parts(request) \
+        else embedder
 
     def _make(sql: str = "sqlite", cache: object = "memory", **kwargs: object):  # type: ignore[no-untyped-def]
         unknown = sorted(k for k in kwargs if k not in _ENGINE_PARTS and k not in Settings.model_fields)
@@ -160,7 +166,7 @@ def make_engine(request, make_settings, embedder):  # type: ignore[no-untyped-de
             parts["cache"] = RedisCache(request.getfixturevalue("redis_url"), prefix=f"ltmtest:{uuid.uuid4().hex[:8]}")
         elif isinstance(cache, ResultCache):
             parts["cache"] = cache  # a ready cache object (e.g. one pointed at a dead Redis)
-        engine = open_memory(settings, embedder=embedder, **parts)
+        engine = open_memory(settings, embedder=model, **parts)
         engines.append(engine)
         return engine
 

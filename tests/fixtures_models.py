@@ -19,6 +19,8 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 from memory_core.config import BUNDLED_EMBEDDING_MODEL  # noqa: E402
 from memory_core.embedding import load_embedder  # noqa: E402
 from memory_core.embedding.base import Embedder  # noqa: E402
+from memory_core.embedding.hashing import HashingEmbedder  # noqa: E402
+from tests.lanes import uses_fake_parts  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 TEST_MODEL_DIR = REPO_ROOT / "data" / "test-models"
@@ -33,13 +35,29 @@ def model_cache_dir() -> Path:
 
 
 @pytest.fixture(scope="session")
-def embedder(model_cache_dir: Path) -> Embedder:
+def real_embedder(model_cache_dir: Path) -> Embedder:
     """The bundled multilingual-e5-small as the product runs it (default precision: int8 on
     ONNX), loaded once per process: engine tests exercise what ships."""
     from memory_core.config import Settings
 
     default = Settings(_env_file=None).embedding_precision  # type: ignore[call-arg]
     return load_embedder(BUNDLED_EMBEDDING_MODEL, model_cache_dir, precision=default)
+
+
+@pytest.fixture(scope="session")
+def fake_embedder() -> Embedder:
+    """The hashing embedder: no model, the same vectors everywhere (``test_embedder_contract.py``)."""
+    return HashingEmbedder()
+
+
+@pytest.fixture(scope="module")
+def embedder(request: pytest.FixtureRequest) -> Embedder:
+    """What this module's engines embed with: the real model, or the hashing embedder when the
+    module runs on the stand-ins in this lane (``tests/lanes.py``). The real model is loaded
+    only when a module asks for it."""
+    if uses_fake_parts(request):
+        return request.getfixturevalue("fake_embedder")
+    return request.getfixturevalue("real_embedder")
 
 
 @pytest.fixture(scope="session")

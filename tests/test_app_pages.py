@@ -1,4 +1,5 @@
-"""Each page through Streamlit's AppTest, against a real engine in a temp store.
+"""Each page through Streamlit's AppTest, against an engine in a temp store (the real parts in the
+full run, the stand-ins in the fast lane: tests/lanes.py; the guided demo is in test_app_demo.py).
 
 Covers: the landing page's status panel and sign-in (account with a scrypt hash, demo); the
 chat round trip that writes a memory after the reply and uses it in a new session; the admin
@@ -18,7 +19,7 @@ from streamlit.testing.v1 import AppTest
 from services import runtime
 from services.auth import hash_password, save_account
 from services.demo_data import seed_demo
-from tests.app_support import ALICE, ANALYST, DEMO_ALICE, DEMO_STAFF, DEMO_ZHANG, REPO_ROOT, STAFF, ZHANG  # app_env: a fixture, registered in conftest.py
+from tests.app_support import ALICE, ANALYST, DEMO_ALICE, DEMO_STAFF, REPO_ROOT, STAFF, ZHANG  # app_env: a fixture, registered in conftest.py
 
 CHAT = str(REPO_ROOT / "pages" / "1_💬_Chat.py")
 ADMIN = str(REPO_ROOT / "pages" / "2_🛠️_Admin.py")
@@ -600,48 +601,6 @@ def test_chat_shows_what_the_user_typed_as_text(app_env: dict[str, str]) -> None
     offending = [v for v in shown if _UNESCAPED_MARKUP.search(v) or re.search(r"(?<!\\)\*\*", v)]
     assert not offending, offending  # ...as text, like the message itself
     _wait_for_write(at)
-
-
-@pytest.mark.parametrize("principal, city, old_place, forgotten", [
-    (DEMO_ALICE, "Toronto", "Seattle", "forgotten"),
-    (DEMO_ZHANG, "成都", "西湖区", "忘掉"),
-])
-def test_guided_demo_plays_each_step_in_the_chat(app_env: dict[str, str], principal, city: str,  # type: ignore[no-untyped-def]
-                                                 old_place: str, forgotten: str, monkeypatch: pytest.MonkeyPatch,
-                                                 tmp_path: Path) -> None:
-    """Demo mode's "try this" panel: each button sends its messages and the promised outcome shows."""
-    monkeypatch.setenv("ACCOUNTS_FILE", str(tmp_path / "no-accounts.json"))  # demo identities need none
-    seed_demo(runtime.get_engine(), [principal.user_id])
-    at = _run(CHAT, principal)
-    _no_exceptions(at)
-    assert [b.key for b in at.button if b.key.startswith("chat_try_")] == [
-        "chat_try_remember", "chat_try_recall", "chat_try_update", "chat_try_forget"]
-
-    at.button(key="chat_try_remember").click().run()
-    _wait_for_write(at)
-    at.run()
-    _no_exceptions(at)
-    assert any("Remembered" in s.value and city in s.value for s in at.success)
-
-    first_session = at.session_state["chat_session"]
-    at.button(key="chat_try_recall").click().run()
-    _no_exceptions(at)
-    assert at.session_state["chat_session"] != first_session  # asked in a new session
-    assert len(at.chat_message) == 2 and city in at.chat_message[1].markdown[0].value
-    _wait_for_write(at)
-
-    at.button(key="chat_try_update").click().run()
-    _wait_for_write(at)
-    at.run()
-    _no_exceptions(at)
-    assert any("replaces what you said before" in s.value and old_place in s.value for s in at.success)
-
-    at.button(key="chat_try_forget").click().run()
-    _no_exceptions(at)
-    assert forgotten in at.chat_message[-1].markdown[0].value
-    engine = runtime.get_engine()
-    found = engine.search(principal.user_id, "locker code 4411 储物柜密码", min_relevance=0)
-    assert not any("4411" in r.content for r in found.results)
 
 
 def test_guided_demo_is_only_for_demo_identities(app_env: dict[str, str]) -> None:

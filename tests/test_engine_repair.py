@@ -36,6 +36,7 @@ def test_failed_vector_write_is_kept_and_reconciled(make_engine, make_settings, 
     assert store.count() == 1
 
 
+@pytest.mark.slow  # a subprocess that loads the model and Lite (~6 s); the full run keeps it
 def test_process_killed_between_sql_commit_and_vector_write(make_engine, make_settings, model_cache_dir) -> None:
     settings = make_settings()
     script = textwrap.dedent(f"""

@@ -36,6 +36,7 @@ def test_time_words_in_the_query_filter_by_date(make_engine) -> None:
     assert {r.memory_id for r in early.results} == {april}
 
 
+@pytest.mark.real_parts  # needs e5: found by meaning, not shared words
 def test_explicit_filters_and_access_counts(make_engine) -> None:
     engine = make_engine(clock=FixedClock(NOW))
     allergy = engine.add("u1", "I am allergic to shellfish").memory_ids[0]
@@ -85,6 +86,7 @@ def test_configured_reranker_scores_the_candidates(make_engine, tmp_path: Path) 
     assert engine.health()["reranker"] == reranker.name
 
 
+@pytest.mark.real_parts  # needs e5: found by meaning, not shared words
 @pytest.mark.parametrize("sql", ["sqlite", "postgres"])
 def test_neighbour_expansion_credits_the_next_turn_of_the_same_session_only(make_engine, sql: str) -> None:
     """An answer rarely shares words with the question that matched: the turn written right after
@@ -116,6 +118,7 @@ def test_neighbour_expansion_credits_the_next_turn_of_the_same_session_only(make
     assert answer in list(with_n)[:3]
 
 
+@pytest.mark.real_parts  # needs e5: found by meaning, not shared words
 def test_the_turn_a_memory_answered_is_indexed_with_it_but_never_shown(make_engine) -> None:
     """Contextual keys: "Yes, two of them" is found by "do you have pets?" because the question it
     answered is part of its key (dense and BM25); the content stays the user's own words, the
@@ -319,6 +322,7 @@ def test_the_dense_leg_embeds_a_question_without_the_speakers_it_names(make_sett
         engine.close()
 
 
+@pytest.mark.real_parts  # needs e5: found by meaning, not shared words
 @pytest.mark.parametrize("sql", ["sqlite", "postgres"])
 def test_a_named_day_finds_the_memory_that_tells_of_it_written_later(make_engine, sql: str) -> None:
     """"Yesterday I met artists in Boston", written on 4 October, is about 3 October: a question
@@ -384,6 +388,7 @@ def test_the_time_windows_dense_and_keyword_searches_weigh_like_the_main_ones(ma
     assert relevance(Candidate("d", window_dense_rank=0), FULL) == pytest.approx(in_window / 2)
 
 
+@pytest.mark.real_parts  # needs e5: found by meaning, not shared words
 def test_the_context_block_dates_relative_words_as_of_each_memory(make_engine) -> None:
     """The prompt must not leave the model a "yesterday" to date: it is resolved against the
     memory's own date, in either language, while the line keeps that date in front."""
@@ -397,6 +402,7 @@ def test_the_context_block_dates_relative_words_as_of_each_memory(make_engine) -
     assert "Yesterday" not in block
 
 
+@pytest.mark.real_parts  # needs e5: found by meaning, not shared words
 def test_an_explicit_time_range_is_hard_for_every_leg(make_engine, make_settings, embedder) -> None:
     """``SearchFilters.time_range`` filters on the write time: neighbours of a hit, core memories
     and the SQL fallback (vector store down) stay inside it too; naive bounds are read as UTC."""

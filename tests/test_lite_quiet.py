@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.app_support import REPO_ROOT
 
 SCRIPT = """
@@ -39,6 +41,7 @@ def test_lite_child_writes_nothing_to_our_stderr_even_without_rust_log(tmp_path:
     assert "tantivy" not in proc.stderr, proc.stderr[-2000:]
 
 
+@pytest.mark.slow  # a second Lite child in a subprocess (~4 s); the fast lane keeps the one above
 def test_lite_child_output_goes_to_the_named_file(tmp_path: Path) -> None:
     log = tmp_path / "lite.log"
     proc = _run(tmp_path, MILVUS_LITE_STDERR=str(log))

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
-import threading
 import time
-import uuid
 from pathlib import Path
 from typing import Iterator
 
@@ -20,53 +18,8 @@ import pytest
 from memory_core.config import Settings
 from memory_core.errors import BackendUnavailable, ValidationError
 from memory_core.vectors import MilvusVectorStore, open_vector_store
-from memory_core.vectors.base import VectorFilter, VectorRecord
-
-DIM = 16
-RNG = np.random.default_rng(20241202)
-HOSTILE_USER_IDS = [
-    'a"b',
-    "x' or 1==1",
-    "\\",
-    '" or user_id != "',
-    "用户😀",
-    "../../etc",
-    '\\" or 1==1 or user_id == "\\',
-]
-
-
-def unit(dim: int = DIM) -> np.ndarray:
-    v = RNG.standard_normal(dim).astype(np.float32)
-    return v / np.linalg.norm(v)
-
-
-def rec(
-    memory_id: str,
-    user_id: str,
-    vector: np.ndarray | None = None,
-    text: str = "",
-    *,
-    importance: int = 3,
-    created_at: int = 1_700_000_000,
-    expires_at: int = 0,
-    memory_type: str = "episodic",
-    content_hash: str = "h",
-) -> VectorRecord:
-    return VectorRecord(
-        memory_id=memory_id,
-        user_id=user_id,
-        vector=unit() if vector is None else vector,
-        text=text or f"note {memory_id}",
-        importance=importance,
-        created_at=created_at,
-        expires_at=expires_at,
-        memory_type=memory_type,
-        content_hash=content_hash,
-    )
-
-
-def uid() -> str:
-    return uuid.uuid4().hex[:12]
+from memory_core.vectors.base import VectorFilter
+from tests.vector_support import DIM, RNG, rec, uid, unit
 
 
 @pytest.fixture(scope="module")
@@ -75,220 +28,6 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MilvusVectorStor
     s = MilvusVectorStore(str(path), "memories", DIM, timeout_s=10)
     yield s
     s.close()
-
-
-def test_round_trip_upsert_search_delete(store: MilvusVectorStore) -> None:
-    user, prefix = f"user-{uid()}", uid()
-    records = [rec(f"{prefix}-{i}", user, text=f"item {i} about gardening") for i in range(5)]
-    before = store.count()
-    store.upsert(records)
-    assert store.count() == before + 5  # visible to the very next call (Strong / Lite)
-
-    hits = store.search_dense(records[2].vector, VectorFilter(user_id=user), 3)
-    assert hits[0].memory_id == records[2].memory_id
-    assert hits[0].score == pytest.approx(1.0, abs=1e-4)
-    assert [h.rank for h in hits] == [0, 1, 2]
-    assert hits[0].score >= hits[1].score >= hits[2].score
-
-    kw = store.search_keyword("gardening", VectorFilter(user_id=user), 10)
-    assert {h.memory_id for h in kw} == {r.memory_id for r in records}
-    assert all(h.score > 0 for h in kw)
-
-    store.delete([records[2].memory_id, records[3].memory_id])
-    remaining = store.search_dense(records[2].vector, VectorFilter(user_id=user), 10)
-    assert {h.memory_id for h in remaining} == {records[i].memory_id for i in (0, 1, 4)}
-    assert store.count() == before + 3
-    store.delete_user(user)
-    assert store.count() == before
-    assert store.user_hashes(user) == {}
-
-
-def test_upsert_replaces_vector_without_duplicates(store: MilvusVectorStore) -> None:
-    user, mid = f"user-{uid()}", f"m-{uid()}"
-    old, new = unit(), unit()
-    before = store.count()
-    store.upsert([rec(mid, user, old, content_hash="old")])
-    store.upsert([rec(mid, user, new, content_hash="new", text="replacement text")])
-    assert store.count() == before + 1
-    hits = store.search_dense(new, VectorFilter(user_id=user), 5)
-    assert [h.memory_id for h in hits] == [mid]
-    assert hits[0].score == pytest.approx(1.0, abs=1e-4)
-    assert store.user_hashes(user) == {mid: "new"}
-    assert [h.memory_id for h in store.search_keyword("replacement", VectorFilter(user_id=user), 5)] == [mid]
-    # a repeated id inside one call: the last one wins, still one row
-    store.upsert([rec(mid, user, old, content_hash="a"), rec(mid, user, new, content_hash="b")])
-    assert store.count() == before + 1
-    assert store.user_hashes(user) == {mid: "b"}
-    store.delete_user(user)
-
-
-def test_hostile_user_ids_never_see_each_other(store: MilvusVectorStore) -> None:
-    prefix = uid()
-    shared_vector = unit()
-    owned: dict[str, set[str]] = {}
-    records = []
-    for i, user in enumerate(HOSTILE_USER_IDS):
-        ids = {f"{prefix}-{i}-{j}" for j in range(3)}
-        owned[user] = ids
-        records += [
-            rec(m, user, shared_vector, text=f"secret mango 芒果 {m}", content_hash=f"h-{m}") for m in sorted(ids)
-        ]
-    store.upsert(records)
-    try:
-        for user in HOSTILE_USER_IDS:
-            flt = VectorFilter(user_id=user)
-            dense = {h.memory_id for h in store.search_dense(shared_vector, flt, 100)}
-            keyword = {h.memory_id for h in store.search_keyword("secret 芒果", flt, 100)}
-            assert dense == owned[user], user
-            assert keyword == owned[user], user
-            assert store.user_hashes(user) == {m: f"h-{m}" for m in owned[user]}
-        assert set(HOSTILE_USER_IDS) <= set(store.all_user_ids())
-        # deleting one hostile user touches nobody else
-        store.delete_user('" or user_id != "')
-        assert store.user_hashes('" or user_id != "') == {}
-        for user in HOSTILE_USER_IDS:
-            if user != '" or user_id != "':
-                assert set(store.user_hashes(user)) == owned[user]
-    finally:
-        for user in HOSTILE_USER_IDS:
-            store.delete_user(user)
-
-
-def test_expiry_filter(store: MilvusVectorStore) -> None:
-    user, p = f"user-{uid()}", uid()
-    now = 1_750_000_000
-    v = unit()
-    store.upsert(
-        [
-            rec(f"{p}-never", user, v, expires_at=0),
-            rec(f"{p}-past", user, v, expires_at=now - 1),
-            rec(f"{p}-exact", user, v, expires_at=now),  # expires_at <= now: expired
-            rec(f"{p}-future", user, v, expires_at=now + 1),
-        ]
-    )
-    live = {h.memory_id for h in store.search_dense(v, VectorFilter(user_id=user, now=now), 10)}
-    assert live == {f"{p}-never", f"{p}-future"}
-    live_kw = {h.memory_id for h in store.search_keyword("note", VectorFilter(user_id=user, now=now), 10)}
-    assert live_kw == live
-    everything = {h.memory_id for h in store.search_dense(v, VectorFilter(user_id=user), 10)}
-    assert len(everything) == 4
-    store.delete_user(user)
-
-
-def test_type_importance_time_and_id_filters(store: MilvusVectorStore) -> None:
-    user, p = f"user-{uid()}", uid()
-    v = unit()
-    store.upsert(
-        [
-            rec(f"{p}-a", user, v, memory_type="episodic", importance=1, created_at=100),
-            rec(f"{p}-b", user, v, memory_type="declarative", importance=4, created_at=200),
-            rec(f"{p}-c", user, v, memory_type="procedural", importance=5, created_at=300),
-            rec(f"{p}-d", user, v, memory_type="declarative", importance=2, created_at=400),
-        ]
-    )
-
-    def ids(**kwargs: object) -> set[str]:
-        flt = VectorFilter(user_id=user, **kwargs)  # type: ignore[arg-type]
-        dense = {h.memory_id[len(p) + 1 :] for h in store.search_dense(v, flt, 10)}
-        keyword = {h.memory_id[len(p) + 1 :] for h in store.search_keyword("note", flt, 10)}
-        assert dense == keyword
-        return dense
-
-    assert ids(memory_types=("declarative",)) == {"b", "d"}
-    assert ids(memory_types=("episodic", "procedural")) == {"a", "c"}
-    assert ids(min_importance=4) == {"b", "c"}
-    assert ids(created_from=200, created_to=400) == {"b", "c"}  # from inclusive, to exclusive
-    assert ids(created_from=250) == {"c", "d"}
-    assert ids(memory_ids=(f"{p}-a", f"{p}-d", "missing")) == {"a", "d"}
-    assert ids(memory_types=("declarative",), min_importance=3, created_to=1000) == {"b"}
-    # told-time ids widen the write-time window only; the other clauses still bind them
-    assert ids(created_from=200, created_to=300, or_memory_ids=(f"{p}-d", "missing")) == {"b", "d"}
-    assert ids(created_from=200, created_to=300, min_importance=3, or_memory_ids=(f"{p}-d",)) == {"b"}
-    assert ids(or_memory_ids=(f"{p}-a",)) == {"a", "b", "c", "d"}
-    store.delete_user(user)
-
-
-KEYWORD_DOCS = {
-    "zh-raw": "我对芒果过敏，不能吃芒果",
-    "zh-seg": "我 喜欢 在 北京 爬山",
-    "en-raw": "Alice loves hiking in the Mountains every weekend",
-    "en-seg": "bob is allerg to peanut",
-    "mixed-raw": "明天下午和Alice开会讨论Milvus项目",
-    "mixed-seg": "下周 去 上海 attend the pycon confer",
-    "other": "今天天气很好 the weather is nice",
-}
-
-
-@pytest.mark.parametrize(
-    ("query", "expected"),
-    [
-        ("芒果", "zh-raw"),  # raw Chinese query, raw Chinese document
-        ("过敏", "zh-raw"),
-        ("北京", "zh-seg"),  # raw query, pre-segmented document
-        ("北京 爬山", "zh-seg"),  # pre-segmented query
-        ("我喜欢爬山", "zh-seg"),
-        ("hiking", "en-raw"),
-        ("HIKE", "en-raw"),  # case folding + stemming
-        ("mountain", "en-raw"),
-        ("peanuts allergy", "en-seg"),  # raw query, pre-stemmed document
-        ("alice 开会", "mixed-raw"),
-        ("milvus", "mixed-raw"),
-        ("上海 pycon", "mixed-seg"),
-        ("conference in 上海", "mixed-seg"),
-    ],
-)
-def test_keyword_search_zh_en_mixed(store: MilvusVectorStore, keyword_user: str, query: str, expected: str) -> None:
-    hits = store.search_keyword(query, VectorFilter(user_id=keyword_user), 3)
-    assert hits, query
-    assert hits[0].memory_id == f"kw-{expected}"
-
-
-@pytest.mark.parametrize("query", ["", "   ", "!!!", "，。？", "😀"])
-def test_keyword_search_with_nothing_to_match_returns_empty(
-    store: MilvusVectorStore, keyword_user: str, query: str
-) -> None:
-    assert store.search_keyword(query, VectorFilter(user_id=keyword_user), 5) == []
-
-
-@pytest.fixture(scope="module")
-def keyword_user(store: MilvusVectorStore) -> Iterator[str]:
-    user = f"kw-user-{uid()}"
-    store.upsert([rec(f"kw-{k}", user, text=t) for k, t in KEYWORD_DOCS.items()])
-    yield user
-    store.delete_user(user)
-
-
-def test_invalid_inputs_are_rejected_before_writing(store: MilvusVectorStore) -> None:
-    user = f"user-{uid()}"
-    before = store.count()
-    bad_records = [
-        rec("ok-1", user, np.ones(DIM + 1, dtype=np.float32)),
-        rec("ok-1", user, np.full(DIM, np.nan, dtype=np.float32)),
-        rec("ok-1", user, np.zeros(DIM, dtype=np.float32)),
-        rec("it's", user),
-        rec("ok-1", "bad\x00user"),
-        rec("ok-1", user, memory_type="diary"),
-        rec("ok-1", user, importance="high"),  # type: ignore[arg-type]
-    ]
-    for bad in bad_records:
-        with pytest.raises(ValidationError):
-            store.upsert([rec(f"good-{uid()}", user), bad])  # the good one must not be written either
-    assert store.count() == before
-    with pytest.raises(ValidationError):
-        store.search_dense(unit(), VectorFilter(user_id=user), 0)
-    with pytest.raises(ValidationError):
-        store.search_dense(unit(DIM + 2), VectorFilter(user_id=user), 5)
-    with pytest.raises(ValidationError):
-        store.delete(["fine", 'not"fine'])
-
-
-def test_long_text_and_unicode_user_id_fit(store: MilvusVectorStore) -> None:
-    user = "😀" * 256  # 256 characters, 1,024 UTF-8 bytes
-    mid = f"m-{uid()}"
-    store.upsert([rec(mid, user, text="长" * 40_000)])  # 120,000 bytes: truncated to the column
-    assert store.user_hashes(user) == {mid: "h"}
-    assert [h.memory_id for h in store.search_keyword("长", VectorFilter(user_id=user), 3)] == [mid]
-    store.delete_user(user)
 
 
 def test_second_store_on_same_file_has_its_own_connection(store: MilvusVectorStore, tmp_path: Path) -> None:
@@ -339,30 +78,7 @@ def test_closing_the_last_store_of_a_file_stops_its_lite_child(tmp_path: Path) -
     assert _lite_children() == before
 
 
-def test_concurrent_threads(store: MilvusVectorStore) -> None:
-    user = f"user-{uid()}"
-    errors: list[BaseException] = []
-
-    def work(n: int) -> None:
-        try:
-            for i in range(10):
-                store.upsert([rec(f"t{n}-{i}-{uid()}", user, text=f"thread {n} row {i}")])
-                store.search_dense(unit(), VectorFilter(user_id=user), 5)
-                store.search_keyword("thread", VectorFilter(user_id=user), 5)
-                store.user_hashes(user)
-        except BaseException as exc:  # noqa: BLE001 - collected and asserted below
-            errors.append(exc)
-
-    threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=120)
-    assert not errors, errors
-    assert len(store.user_hashes(user)) == 40
-    store.delete_user(user)
-
-
+@pytest.mark.slow  # ~6 s of writing 16k rows; the full run keeps it (the fast lane's budget)
 def test_user_hashes_pages_past_16384_rows(store: MilvusVectorStore) -> None:
     user, p = f"bulk-{uid()}", uid()
     n = 20_000
@@ -378,6 +94,7 @@ def test_user_hashes_pages_past_16384_rows(store: MilvusVectorStore) -> None:
     assert user not in set(store.all_user_ids())
 
 
+@pytest.mark.slow  # ~8 s of waiting for a killed Lite child to time out; the full run keeps it
 def test_ping_and_backend_loss_map_to_backend_unavailable(tmp_path: Path) -> None:
     from milvus_lite.server_manager import server_manager_instance
 

@@ -31,6 +31,7 @@ def test_ordinary_sentences_are_not_forget_requests(text: str) -> None:
     assert not is_forget_request(text)
 
 
+@pytest.mark.real_parts  # needs e5: found by meaning, not shared words
 def test_a_turn_replies_from_memory_then_remembers(engine) -> None:  # type: ignore[no-untyped-def]
     chat = ChatService(engine)
     first_session = new_session_id()
@@ -129,6 +130,7 @@ def test_demo_seed_and_analytics(engine) -> None:  # type: ignore[no-untyped-def
     assert growth["stored"].iloc[-1] == numbers["memories_total"]
 
 
+@pytest.mark.real_parts  # Milvus Lite's per-user vector cache
 def test_opening_the_chat_warms_only_that_users_vectors(engine) -> None:  # type: ignore[no-untyped-def]
     """The page calls ``prepare`` on load; the user's vectors are then cached before the first
     search (embedded store), and nobody else's are."""
@@ -264,6 +266,7 @@ def test_offline_reply_answers_from_the_stored_text_not_the_rewritten_block(make
     assert reply == "(Offline mode) You adopted a kitten called Pixel today (noted 2024-03-10)."
 
 
+@pytest.mark.real_parts  # needs e5: found by meaning, not shared words
 def test_offline_reply_answers_in_one_sentence_in_the_users_language(make_engine) -> None:  # type: ignore[no-untyped-def]
     from datetime import datetime, timezone
 
@@ -295,6 +298,7 @@ def test_offline_reply_answers_in_one_sentence_in_the_users_language(make_engine
     assert reply == "（离线模式）你对芒果过敏（2024-03-03 记下）。", reply
 
 
+@pytest.mark.real_parts  # needs e5: found by meaning, not shared words
 def test_small_talk_and_unrelated_questions_list_no_memories(make_engine) -> None:  # type: ignore[no-untyped-def]
     """"The weather is lovely" listed the phone number, an allergy and Berlin."""
     engine = make_engine()
@@ -316,6 +320,7 @@ def test_small_talk_and_unrelated_questions_list_no_memories(make_engine) -> Non
     assert reply == "（离线模式）我还没有记住关于这方面的任何事情。", (reply, info.used)
 
 
+@pytest.mark.real_parts  # needs e5: found by meaning, not shared words
 @pytest.mark.parametrize("language, principal, check, new_place, old_place", [
     ("en", DEMO_ALICE, "Where do I live now?", "Denver", "Seattle"),
     ("zh", DEMO_ZHANG, "我现在住在哪里？", "上海浦东", "西湖区"),

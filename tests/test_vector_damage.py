@@ -43,7 +43,8 @@ def _store_with_facts(tmp_path: Path, model_cache_dir: Path, embedder, url: str 
     return settings, Path(settings.resolved_milvus_uri)
 
 
-@pytest.mark.parametrize("damage", ["truncated", "garbage"])
+# one kind of damage in the fast lane, both in the full run (each costs ~6 s of Lite restarts)
+@pytest.mark.parametrize("damage", ["truncated", pytest.param("garbage", marks=pytest.mark.slow)])
 def test_a_damaged_lite_file_is_moved_aside_and_rebuilt_from_sql(tmp_path: Path, model_cache_dir: Path, embedder,
                                                                   damage: str) -> None:
     settings, path = _store_with_facts(tmp_path, model_cache_dir, embedder)
