@@ -113,7 +113,8 @@ def _stand_ins_for_engines_opened_from_settings(request: pytest.FixtureRequest) 
     real_load = embedding.load_embedder
     fake = request.getfixturevalue("fake_embedder")
 
-    def open_vectors(settings: "Settings", dim: int) -> InMemoryVectorStore:
+    def open_vectors(settings: "Settings", dim: int, settled: object = None) -> InMemoryVectorStore:
+        # ``settled`` chooses a Milvus server's read consistency; one process's memory is always current
         key = (settings.resolved_milvus_uri, settings.milvus_collection)
         known = stores.get(key)
         if known is not None and known.dim != dim:

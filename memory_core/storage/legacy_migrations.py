@@ -36,7 +36,7 @@ def is_legacy(conn: Connection) -> bool:
 
 
 def applied_versions(conn: Connection) -> set[int]:
-    return {int(v) for (v,) in conn.exec_driver_sql(f"SELECT version FROM {LEGACY_TABLE}")}
+    return {int(v) for (v,) in conn.exec_driver_sql("SELECT version FROM schema_migrations")}  # LEGACY_TABLE
 
 
 def _columns(conn: Connection, table: str) -> set[str]:
