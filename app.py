@@ -14,9 +14,6 @@ import streamlit as st
 from services import runtime
 from services.demo_data import DEMO_USERS, seed_demo
 from ui.common import (
-    ADMIN_PAGE,
-    ANALYTICS_PAGE,
-    CHAT_PAGE,
     current_principal,
     demo_enabled,
     engine_if_ready,
@@ -25,6 +22,7 @@ from ui.common import (
     sign_in_panel,
     warming_notice,
 )
+from ui.nav import ADMIN_PAGE, ANALYTICS_PAGE, CHAT_PAGE
 
 st.set_page_config(page_title="Long-term memory", page_icon="🧠", layout="wide")
 friendly_errors()  # no traceback is ever shown: a reference id, and the traceback in the log

@@ -802,7 +802,7 @@ def test_sidebar_menu_names_home_and_offers_only_pages_the_role_may_open(who, la
     """Streamlit's own menu named the entry page "app" and listed Admin to everyone (issue 23);
     the app's menu says "Home" and leaves out what the role would be refused. The real pages
     are behind each entry (the browser test clicks them)."""
-    from ui.common import nav_entries
+    from ui.nav import nav_entries
 
     entries = nav_entries(who)
     assert [label for _, label, _ in entries] == labels
