@@ -16,7 +16,7 @@ import os
 import socket
 import threading
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
@@ -89,13 +89,32 @@ class RunOutcome:
     started_by: str = SCHEDULER_ACTOR
 
 
+def _ran_lately(engine: "MemoryEngine", name: str, within_s: float, this_run: int) -> datetime | None:
+    """When ``name`` last ran to an "ok" end within ``within_s`` seconds (another run than
+    ``this_run``), else None. Read under the job's lease, so a run that finished just before this
+    one took the lease is seen."""
+    since = _utc(engine.clock.now()) - timedelta(seconds=within_s)
+    for run in engine.job_runs(name, limit=20):
+        if run.id != this_run and run.outcome == "ok" and _utc(run.started_at) >= since:
+            return run.started_at
+    return None
+
+
+def _utc(moment: datetime) -> datetime:
+    """Run times are stored in UTC, naive on SQLite: compare them as aware UTC."""
+    return moment.replace(tzinfo=timezone.utc) if moment.tzinfo is None else moment.astimezone(timezone.utc)
+
+
 def run_job(engine: "MemoryEngine", name: str, fn: Callable[[], dict[str, Any]], *,
-            holder: str | None = None, lease_s: int = 3600, actor: str = SCHEDULER_ACTOR) -> RunOutcome:
+            holder: str | None = None, lease_s: int = 3600, actor: str = SCHEDULER_ACTOR,
+            once_per_s: float | None = None) -> RunOutcome:
     """Run ``fn`` under the lease ``name`` (``engine.lease``; ``holder`` names this run in it,
     a new id per run when omitted): logged as ok/error, or as skipped when another run holds
     the lease. The lease is renewed while ``fn`` runs and released when it ends, so a crash only
     blocks the job until the lease expires. ``actor`` (who started the run) is logged as
-    ``started_by``.
+    ``started_by``. ``once_per_s`` (the scheduler's runs): skipped when the job already ran to an
+    "ok" end within that many seconds: every replica's scheduler fires at the same slot, and
+    a replica whose trigger comes a moment after another's run ended would run it again.
 
     Never raises: APScheduler calls this in its own thread, so every failure, including the
     database being unreachable for the run log or the lease, comes back as an 'error' outcome
@@ -106,9 +125,13 @@ def run_job(engine: "MemoryEngine", name: str, fn: Callable[[], dict[str, Any]],
         run_id = engine.start_job_run(name, engine.clock.now())
         running = False
         try:
+            done: datetime | None = None
             with engine.lease(name, holder=holder, lease_s=lease_s):
-                running = True
-                counts = fn()
+                if once_per_s is not None:
+                    done = _ran_lately(engine, name, once_per_s, run_id)
+                if done is None:
+                    running = True
+                    counts = fn()
         except LeaseBusy as exc:
             if running:  # raised by the job itself, not by taking its lease
                 raise
@@ -117,7 +140,9 @@ def run_job(engine: "MemoryEngine", name: str, fn: Callable[[], dict[str, Any]],
                       else "another run in this process holds the lease")
         else:
             outcome, detail = "ok", ""
-            if counts.get("skipped"):  # the maintenance function's own lease was busy: nothing ran
+            if done is not None:
+                outcome, detail = "skipped", f"already ran at {done:%Y-%m-%d %H:%M:%S} (another replica or run)"
+            elif counts.get("skipped"):  # the maintenance function's own lease was busy: nothing ran
                 outcome, detail = "skipped", "the maintenance job's own lease is held by another run"
     except Exception as exc:  # logged, never raised into APScheduler's thread
         counts, outcome = {}, "error"
@@ -161,6 +186,11 @@ class JobInfo:
     trigger: str
 
 
+# Half of each job's period: a scheduled run is skipped when another replica's run of the same
+# slot already ended "ok" (run_job's ``once_per_s``); staff runs from Admin always run.
+ONCE_PER_S = {JOB_EXPIRY: 12 * 3600, JOB_ARCHIVE: 12 * 3600, JOB_MERGE: 3.5 * 86400, JOB_RECONCILE: 150}
+
+
 class MemoryScheduler:
     """Owns one BackgroundScheduler with the three maintenance jobs for one engine."""
 
@@ -183,8 +213,8 @@ class MemoryScheduler:
         }
         for name, trigger in triggers.items():
             self._scheduler.add_job(run_job, trigger, args=[engine, name, functions[name]],
-                                    kwargs={"lease_s": lease_s}, id=name, name=JOB_LABELS[name],
-                                    replace_existing=True)
+                                    kwargs={"lease_s": lease_s, "once_per_s": ONCE_PER_S[name]}, id=name,
+                                    name=JOB_LABELS[name], replace_existing=True)
 
     def start(self) -> None:
         self._scheduler.start()

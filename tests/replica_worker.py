@@ -2,7 +2,8 @@
 
 ``python -m tests.replica_worker '<settings as JSON>'`` opens an engine exactly as the app does
 (``open_memory`` from settings: Milvus server, PostgreSQL, Redis) and answers one command per
-line: ``add``, ``search``, ``load`` (many users at once on a thread pool), ``quit``. Replies are
+line: ``add``, ``search``, ``load`` (many users at once on a thread pool), ``job`` (a scheduled
+run of a maintenance job), ``quit``. Replies are
 one JSON object per line on stdout; anything else the process prints goes to stderr.
 """
 from __future__ import annotations
@@ -58,6 +59,13 @@ def handle(engine: MemoryEngine, command: dict[str, Any]) -> dict[str, Any]:
         with ThreadPoolExecutor(max_workers=command.get("threads", 8)) as pool:
             jobs = list(pool.map(lambda job: _job(engine, job), command["jobs"]))
         return {"jobs": jobs, "seconds": time.perf_counter() - started}
+    if op == "job":  # a scheduled run of a maintenance job, as this replica's scheduler fires it
+        from services import scheduler
+
+        name = command["name"]
+        outcome = scheduler.run_job(engine, name, scheduler.job_functions(engine)[name],
+                                    once_per_s=scheduler.ONCE_PER_S[name])
+        return {"outcome": outcome.outcome, "detail": outcome.detail}
     raise ValueError(f"unknown op {op!r}")
 
 

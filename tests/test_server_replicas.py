@@ -1,7 +1,7 @@
 """Two app replicas (two processes, tests/replica_worker.py) on one Milvus server, one PostgreSQL
 database and one Redis: 16 users writing and searching on both at once lose nothing, duplicate
 nothing and never see each other's memories; a write in one replica retires the results the
-other has cached for that user.
+other has cached for that user; each scheduled job fired in both runs once.
 """
 from __future__ import annotations
 
@@ -169,6 +169,14 @@ def test_two_replicas_sixteen_users_nothing_lost_duplicated_or_crossed(deploymen
         after = a.call(op="search", user=users[1], query=query)
         assert not after["cache_hit"] and pony["ids"][0] in [hit["id"] for hit in after["results"]]
         assert pony["ids"][0] not in [hit["id"] for hit in b.call(op="search", user=users[2], query=query)["results"]]
+
+        # 4. Both replicas' schedulers fire the same slot of each job: it runs once, in one of them.
+        for name in ("expiry_cleanup", "reconcile"):
+            for replica in replicas:
+                replica.send(op="job", name=name)
+            outcomes = sorted(replica._next(600)["outcome"] for replica in replicas)
+            assert outcomes == ["ok", "skipped"], (name, outcomes)
+            assert [r.call(op="job", name=name)["outcome"] for r in replicas] == ["skipped", "skipped"]
     finally:
         for replica in replicas:
             replica.close()

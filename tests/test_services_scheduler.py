@@ -191,3 +191,41 @@ def test_the_facade_lease_refuses_a_bad_length(engine) -> None:  # type: ignore[
     for bad in (0, -5, True, "60"):
         with pytest.raises(ValidationError):
             engine.lease("merge", lease_s=bad)
+
+
+@pytest.mark.parametrize("sql", ["sqlite", "postgres"])
+def test_a_scheduled_slot_runs_once_across_replicas(make_engine, sql: str) -> None:  # type: ignore[no-untyped-def]
+    """Every replica's scheduler fires at the same slot; one whose trigger comes just after
+    another's run ended must not run the job again (it did: the lease is free by then). A failed
+    run does not count, a run outside the window does not count, and staff runs always run."""
+    engine = make_engine(sql=sql, clock=FixedClock(T0))
+    calls: list[str] = []
+
+    def job(tag: str):  # type: ignore[no-untyped-def]
+        return lambda: calls.append(tag) or {"n": 1}
+
+    window = scheduler.ONCE_PER_S[scheduler.JOB_RECONCILE]
+    first = scheduler.run_job(engine, scheduler.JOB_RECONCILE, job("A"), holder="replica-A", once_per_s=window)
+    engine.clock.set(T0 + timedelta(seconds=2))  # replica B's trigger, a moment later
+    second = scheduler.run_job(engine, scheduler.JOB_RECONCILE, job("B"), holder="replica-B", once_per_s=window)
+    assert (first.outcome, second.outcome, calls) == ("ok", "skipped", ["A"])
+    assert "already ran" in second.detail
+    staff = scheduler.run_job(engine, scheduler.JOB_RECONCILE, job("staff"), actor="staff:lin")  # Admin: no window
+    assert staff.outcome == "ok" and calls == ["A", "staff"]
+    engine.clock.set(T0 + timedelta(seconds=window + 60))  # the next slot
+    assert scheduler.run_job(engine, scheduler.JOB_RECONCILE, job("C"), once_per_s=window).outcome == "ok"
+
+    def boom() -> dict[str, int]:
+        raise RuntimeError("the store went away")
+
+    engine.clock.set(T0 + timedelta(days=1))
+    assert scheduler.run_job(engine, scheduler.JOB_EXPIRY, boom, once_per_s=3600).outcome == "error"
+    engine.clock.set(T0 + timedelta(days=1, seconds=5))
+    retry = scheduler.run_job(engine, scheduler.JOB_EXPIRY, job("D"), once_per_s=3600)
+    assert retry.outcome == "ok" and calls[-1] == "D"  # an error is no run of the slot
+
+
+def test_the_scheduler_passes_each_job_its_window(engine) -> None:  # type: ignore[no-untyped-def]
+    sched = scheduler.MemoryScheduler(engine)
+    windows = {job.id: job.kwargs["once_per_s"] for job in sched._scheduler.get_jobs()}
+    assert windows == scheduler.ONCE_PER_S and set(windows) == set(scheduler.job_functions(engine))
