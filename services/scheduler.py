@@ -24,7 +24,6 @@ if TYPE_CHECKING:
 
     from memory_core import MemoryEngine
 
-from memory_core import maintenance
 from memory_core.maintenance import SCHEDULER_ACTOR, LeaseBusy
 
 log = logging.getLogger(__name__)
@@ -49,22 +48,22 @@ PROCESS = f"{socket.gethostname()}:{os.getpid()}"
 def expire_due(engine: "MemoryEngine", actor: str = SCHEDULER_ACTOR) -> dict[str, Any]:
     """Push out the expiry of memories retrieval keeps using, then expire the rest that are due.
     ``actor`` is written into the history of every memory the run extends or expires."""
-    return maintenance.expire_due(engine.parts, actor=actor)
+    return engine.expire_due(actor=actor)
 
 
 def archive_due(engine: "MemoryEngine") -> dict[str, Any]:
     """Move unimportant memories untouched for months into the per-user archive files."""
-    return maintenance.archive_due(engine.parts)
+    return engine.archive_due()
 
 
 def merge_all(engine: "MemoryEngine", min_memories: int = 20) -> dict[str, Any]:
     """Plan and apply merges for every user with at least ``min_memories`` active memories."""
-    return maintenance.merge_all(engine.parts, min_memories)
+    return engine.merge_all(min_memories)
 
 
 def reconcile(engine: "MemoryEngine") -> dict[str, Any]:
     """Make Milvus match SQL (missing, orphan and stale vectors)."""
-    return maintenance.run_reconcile(engine.parts)
+    return engine.reconcile_job()
 
 
 def _as_counts(result: Any, name: str) -> dict[str, Any]:
