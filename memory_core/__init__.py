@@ -26,11 +26,13 @@ from memory_core.records import (
     SearchFilters,
     SearchResponse,
 )
+from memory_core.maintenance import SCHEDULER_ACTOR, LeaseBusy
 from memory_core.recipes import RECIPES, Recipe, RetrievalOptions, Tuning, recipe_named
 from memory_core.types import MemoryStatus, MemoryType, ScoreParts, SearchResult, TimeRange
 
 __all__ = [
-    "AddItem", "AddResult", "BackendUnavailable", "Clock", "FixedClock", "HistoryEntry", "JobRun",
+    "AddItem", "AddResult", "BackendUnavailable", "Clock", "FixedClock", "HistoryEntry", "JobRun", "LeaseBusy",
+    "SCHEDULER_ACTOR",
     "MemoryEngine", "MemoryEngineError", "MemoryQuery", "MemoryRecord", "MemoryStatus", "MemoryType",
     "ModelLoadError", "NotFoundError", "Page", "RateLimited", "RECIPES", "Recipe", "ReconcileReport", "RetrievalOptions", "ScoreParts",
     "SearchFilters", "SearchResponse", "SearchResult", "Settings", "SystemClock", "TimeRange",

@@ -151,6 +151,30 @@ def _expires(_key: object, value: tuple[float, str], now: float) -> float:
     return now + value[0]
 
 
+# Write marks hold the time of a user's last write on Redis' own clock (``TIME``), so replicas
+# need no synchronised clocks and every reader applies its own window. A missing mark (never
+# written, evicted, Redis restarted) is unsure: the reader reads Strong and starts the clock.
+_MARK_WRITE = """
+local t = redis.call('TIME')
+redis.call('SET', KEYS[1], tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000), 'EX', ARGV[1])
+return 1
+"""
+_SETTLED = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local last = redis.call('GET', KEYS[1])
+if not last then
+  redis.call('SET', KEYS[1], now, 'NX', 'EX', ARGV[2])
+  return 0
+end
+if now - tonumber(last) >= tonumber(ARGV[1]) then
+  return 1
+end
+return 0
+"""
+RETRY_DIRTY_S = 0.5  # how often a replica retries invalidations that did not reach Redis
+
+
 class RedisCache(ResultCache):
     """Shared cache for several app processes. Every Redis error degrades to a miss."""
 
@@ -168,6 +192,9 @@ class RedisCache(ResultCache):
         self._prefix = prefix
         self._dirty: set[str] = set()  # users whose invalidation did not reach Redis
         self._lock = threading.Lock()
+        self._retrier: threading.Thread | None = None
+        self._mark_write = self._client.register_script(_MARK_WRITE)
+        self._settled_script = self._client.register_script(_SETTLED)
 
     def _gen_key(self, user_id: str) -> str:
         return f"{self._prefix}:gen:{user_tag(user_id)}"
@@ -176,9 +203,12 @@ class RedisCache(ResultCache):
         return f"{self._prefix}:r:{user_tag(user_id)}:{generation}:{key}"
 
     def _write_mark_key(self, user_id: str) -> str:
-        """Present for ``settle_s`` after each write of the user (it expires on Redis' clock, so
-        replicas need no synchronised clocks)."""
+        """The time (ms, Redis' clock) of the user's last write; kept as long as a generation."""
         return f"{self._prefix}:w:{user_tag(user_id)}"
+
+    @property
+    def _mark_ttl(self) -> int:
+        return max(self._ttl * 2, 86400)
 
     def _retry_dirty(self, user_id: str) -> bool:
         """True when the user's generation in Redis is known to be current."""
@@ -194,13 +224,32 @@ class RedisCache(ResultCache):
         return True
 
     def _bump(self, user_id: str) -> None:
-        """New generation and a fresh write mark, in one round trip."""
+        """New generation and the write's time, in one round trip. The mark is written whatever
+        this process's own ``settle_s``: other replicas may read with a window."""
         pipe = self._client.pipeline(transaction=False)
         pipe.incr(self._gen_key(user_id))
-        pipe.expire(self._gen_key(user_id), max(self._ttl * 2, 86400))
-        if self.settle_s > 0:
-            pipe.set(self._write_mark_key(user_id), "1", px=max(1, int(self.settle_s * 1000)))
+        pipe.expire(self._gen_key(user_id), self._mark_ttl)
+        self._mark_write(keys=[self._write_mark_key(user_id)], args=[self._mark_ttl], client=pipe)
         pipe.execute()
+
+    def _retry_in_background(self) -> None:
+        """Other replicas learn of a write only from Redis: retry the failed invalidations every
+        ``RETRY_DIRTY_S`` until they land, not only when this user searches here again."""
+        with self._lock:
+            if self._retrier is not None and self._retrier.is_alive():
+                return
+            self._retrier = threading.Thread(target=self._retry_loop, name="redis-invalidation-retry", daemon=True)
+            self._retrier.start()
+
+    def _retry_loop(self) -> None:
+        while True:
+            time.sleep(RETRY_DIRTY_S)
+            with self._lock:
+                pending = list(self._dirty)
+            if not pending:
+                return
+            for user_id in pending:
+                self._retry_dirty(user_id)
 
     def generation(self, user_id: str) -> str | None:
         if not self._retry_dirty(user_id):
@@ -241,6 +290,7 @@ class RedisCache(ResultCache):
                 self._dirty.add(user_id)
             log.warning("redis invalidation failed for a user; serving them uncached until it succeeds: %s",
                         type(exc).__name__)
+            self._retry_in_background()
 
     def settled(self, user_id: str) -> bool:
         if self.settle_s <= 0:
@@ -249,7 +299,8 @@ class RedisCache(ResultCache):
             if user_id in self._dirty:  # a write whose mark never reached Redis
                 return False
         try:
-            return not self._client.exists(self._write_mark_key(user_id))
+            return bool(self._settled_script(keys=[self._write_mark_key(user_id)],
+                                             args=[int(self.settle_s * 1000), self._mark_ttl]))
         except Exception:
             return False
 

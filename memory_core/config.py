@@ -16,6 +16,10 @@ DATA_DIR = Path("./data")
 BUNDLED_EMBEDDING_MODEL = "bundled:multilingual-e5-small"
 
 
+# Milvus' default ``common.gracefulTime``: a Bounded read sees every write older than this.
+MILVUS_GRACE_S = 5.0
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
 
@@ -195,6 +199,16 @@ class Settings(BaseSettings):
     # Job leases: a maintenance job holds its lease this long (renewed while it runs).
     job_lease_s: int = 600
     # (end of maintenance settings)
+
+    @field_validator("milvus_settle_s")
+    @classmethod
+    def _settle_above_grace(cls, value: float) -> float:
+        """A window at or under Milvus' grace time (5 s by default) would read Bounded while a
+        write may still be invisible: refused, not silently wrong."""
+        if 0 < value < MILVUS_GRACE_S + 1:
+            raise ValueError(f"milvus_settle_s must be 0 (always Strong) or at least {MILVUS_GRACE_S + 1:g} s "
+                             f"(above Milvus' {MILVUS_GRACE_S:g} s grace time), got {value:g}")
+        return value
 
     @field_validator("ttl_days_by_importance", mode="before")
     @classmethod

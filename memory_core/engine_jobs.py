@@ -1,5 +1,5 @@
-"""The facade's operations side: the job-run log, job leases, the database probe, and the handle
-the storage adapters that share the engine's database are built on.
+"""The facade's operations side: the maintenance jobs, the job-run log, job leases, the database
+probe, and the handle the storage adapters that share the engine's database are built on.
 
 Why on the facade: the scheduler (``services/scheduler.py``), the status panel
 (``services/runtime.py``) and the API's key store used to take these from ``engine.repo``,
@@ -12,8 +12,10 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any
 
+from memory_core import maintenance
 from memory_core.errors import ValidationError
 from memory_core.maintenance.locks import hold_lease
+from memory_core.maintenance.merge import MergePlan
 from memory_core.parts import EngineParts
 from memory_core.validation import check_datetime
 
@@ -35,6 +37,34 @@ class EngineJobs:
     """Mixed into ``MemoryEngine``; uses only ``self.parts``."""
 
     parts: EngineParts
+
+    # ---- the maintenance jobs (the scheduler and staff run them through the facade) -------------
+    def expire_due(self, *, actor: str = maintenance.SCHEDULER_ACTOR) -> dict[str, Any]:
+        """The daily expiry job: extend what retrieval still uses, expire what is past due.
+        ``actor`` goes into the history of every memory it touches. Returns its counts."""
+        return maintenance.expire_due(self.parts, actor=actor)
+
+    def archive_due(self) -> dict[str, Any]:
+        """The archive job: move unimportant memories untouched for months to the archive files."""
+        return maintenance.archive_due(self.parts)
+
+    def merge_all(self, min_memories: int | None = None, *,
+                  actor: str = maintenance.SCHEDULER_ACTOR) -> dict[str, Any]:
+        """The weekly merge job, for every user with at least ``min_memories`` active memories."""
+        return maintenance.merge_all(self.parts, min_memories, actor=actor)
+
+    def plan_merges(self, user_id: str) -> list[MergePlan]:
+        """The merges the weekly job would make for ``user_id``; nothing is changed."""
+        return maintenance.plan_merges(self.parts, user_id)
+
+    def apply_merge(self, plan: MergePlan, *, actor: str) -> str:
+        """Fold a planned merge into one new memory (its id); ``ValidationError`` when the plan
+        went stale since it was made."""
+        return maintenance.apply_merge(self.parts, plan, actor)
+
+    def reconcile_job(self) -> dict[str, Any]:
+        """The reconcile job (under its lease, counts as a dict); ``reconcile`` is the direct call."""
+        return maintenance.run_reconcile(self.parts)
 
     # ---- the job-run log ------------------------------------------------------------------------
     def start_job_run(self, job: str, at: datetime) -> int:

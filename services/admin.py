@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from datetime import datetime, time, timedelta, timezone
 from typing import TYPE_CHECKING, Any, Sequence
 
-from memory_core import maintenance
 from memory_core.errors import ValidationError  # noqa: F401 - the Admin page catches admin.ValidationError
 from services import scheduler as sched
 from services.access import demo_only, owner_in_scope, refuse_demo, require_staff, require_user_in_scope, staff_only
@@ -267,7 +266,7 @@ class MergePlan:
 def merge_preview(principal: Principal, engine: "MemoryEngine", user_id: str) -> MergePlan:
     """What a merge would do for ``user_id`` (nothing is changed)."""
     require_user_in_scope(principal, user_id)
-    proposals = list(maintenance.plan_merges(engine.parts, user_id))
+    proposals = list(engine.plan_merges(user_id))
     ids = [mid for p in proposals for mid in getattr(p, "memory_ids", [])]
     records = engine.get_many(ids, user_id=user_id)
     contents = {mid: rec.content for mid, rec in records.items()}
@@ -300,7 +299,7 @@ def merge_apply(principal: Principal, engine: "MemoryEngine", proposals: Sequenc
                 require_user_in_scope(principal, getattr(proposal, "user_id", ""))
                 for memory_id in getattr(proposal, "memory_ids", ()):
                     owner_in_scope(principal, engine, memory_id)
-            applied.append(maintenance.apply_merge(engine.parts, proposal, actor=principal.actor))
+            applied.append(engine.apply_merge(proposal, actor=principal.actor))
         except Exception as exc:  # reported per proposal; the others still apply
             failed.append(MergeFailure(proposal, str(exc) or type(exc).__name__))
     return MergeOutcome(applied, failed)

@@ -24,8 +24,7 @@ if TYPE_CHECKING:
 
     from memory_core import MemoryEngine
 
-from memory_core import maintenance
-from memory_core.maintenance import SCHEDULER_ACTOR, LeaseBusy
+from memory_core import SCHEDULER_ACTOR, LeaseBusy
 
 log = logging.getLogger(__name__)
 
@@ -49,22 +48,22 @@ PROCESS = f"{socket.gethostname()}:{os.getpid()}"
 def expire_due(engine: "MemoryEngine", actor: str = SCHEDULER_ACTOR) -> dict[str, Any]:
     """Push out the expiry of memories retrieval keeps using, then expire the rest that are due.
     ``actor`` is written into the history of every memory the run extends or expires."""
-    return maintenance.expire_due(engine.parts, actor=actor)
+    return engine.expire_due(actor=actor)
 
 
 def archive_due(engine: "MemoryEngine") -> dict[str, Any]:
     """Move unimportant memories untouched for months into the per-user archive files."""
-    return maintenance.archive_due(engine.parts)
+    return engine.archive_due()
 
 
 def merge_all(engine: "MemoryEngine", min_memories: int = 20) -> dict[str, Any]:
     """Plan and apply merges for every user with at least ``min_memories`` active memories."""
-    return maintenance.merge_all(engine.parts, min_memories)
+    return engine.merge_all(min_memories)
 
 
 def reconcile(engine: "MemoryEngine") -> dict[str, Any]:
     """Make Milvus match SQL (missing, orphan and stale vectors)."""
-    return maintenance.run_reconcile(engine.parts)
+    return engine.reconcile_job()
 
 
 def _as_counts(result: Any, name: str) -> dict[str, Any]:
@@ -94,14 +93,17 @@ def _ran_lately(engine: "MemoryEngine", name: str, within_s: float, this_run: in
     ``this_run``), else None. Read under the job's lease, so a run that finished just before this
     one took the lease is seen."""
     since = _utc(engine.clock.now()) - timedelta(seconds=within_s)
-    for run in engine.job_runs(name, limit=20):
-        if run.id != this_run and run.outcome == "ok" and _utc(run.started_at) >= since:
+    for run in engine.job_runs(name, limit=50):
+        if _utc(run.started_at) < since:
+            continue
+        if (run.id != this_run and run.outcome == "ok"
+                and run.counts.get("started_by") == SCHEDULER_ACTOR):  # a staff run is no slot's run
             return run.started_at
     return None
 
 
 def _utc(moment: datetime) -> datetime:
-    """Run times are stored in UTC, naive on SQLite: compare them as aware UTC."""
+    """Compare run times as aware UTC whatever the backend returns."""
     return moment.replace(tzinfo=timezone.utc) if moment.tzinfo is None else moment.astimezone(timezone.utc)
 
 
@@ -121,6 +123,19 @@ def run_job(engine: "MemoryEngine", name: str, fn: Callable[[], dict[str, Any]],
     (and is logged here) instead."""
     run_id: int | None = None
     counts: dict[str, Any] = {}
+    logged: str | None = None  # the detail written when the run was logged inside its lease
+
+    def finish(outcome: str, detail: str) -> str:
+        assert run_id is not None
+        try:
+            engine.finish_job_run(run_id, engine.clock.now(), outcome,
+                                  {**_json_safe(counts), "started_by": actor}, detail)
+        except Exception as exc:  # the run happened; only its log entry stays 'running'
+            log.warning("logging the end of job %s run %s failed: %s", name, run_id, exc)
+            note = f"the run log could not be updated: {type(exc).__name__}: {exc}"
+            detail = f"{detail}; {note}" if detail else note
+        return detail
+
     try:
         run_id = engine.start_job_run(name, engine.clock.now())
         running = False
@@ -132,6 +147,10 @@ def run_job(engine: "MemoryEngine", name: str, fn: Callable[[], dict[str, Any]],
                 if done is None:
                     running = True
                     counts = fn()
+                    if not counts.get("skipped"):
+                        # Logged "ok" before the lease is let go: a replica that takes it next
+                        # sees this run in the log and skips the slot (``_ran_lately``).
+                        logged = finish("ok", "")
         except LeaseBusy as exc:
             if running:  # raised by the job itself, not by taking its lease
                 raise
@@ -139,9 +158,9 @@ def run_job(engine: "MemoryEngine", name: str, fn: Callable[[], dict[str, Any]],
             detail = ("another process holds the lease" if exc.elsewhere
                       else "another run in this process holds the lease")
         else:
-            outcome, detail = "ok", ""
+            outcome, detail = "ok", logged or ""
             if done is not None:
-                outcome, detail = "skipped", f"already ran at {done:%Y-%m-%d %H:%M:%S} (another replica or run)"
+                outcome, detail = "skipped", f"already ran at {_utc(done):%Y-%m-%d %H:%M:%S} UTC (another replica or run)"
             elif counts.get("skipped"):  # the maintenance function's own lease was busy: nothing ran
                 outcome, detail = "skipped", "the maintenance job's own lease is held by another run"
     except Exception as exc:  # logged, never raised into APScheduler's thread
@@ -153,14 +172,8 @@ def run_job(engine: "MemoryEngine", name: str, fn: Callable[[], dict[str, Any]],
         else:
             log.exception("job %s (started by %s) failed", name, actor)
             detail = f"{type(exc).__name__}: {exc}"
-    if run_id is not None:
-        try:
-            engine.finish_job_run(run_id, engine.clock.now(), outcome,
-                                  {**_json_safe(counts), "started_by": actor}, detail)
-        except Exception as exc:  # the run happened; only its log entry stays 'running'
-            log.warning("logging the end of job %s run %s failed: %s", name, run_id, exc)
-            note = f"the run log could not be updated: {type(exc).__name__}: {exc}"
-            detail = f"{detail}; {note}" if detail else note
+    if run_id is not None and (logged is None or outcome != "ok"):
+        detail = finish(outcome, detail)
     return RunOutcome(name, outcome, counts, detail, actor)
 
 

@@ -305,6 +305,36 @@ def test_front_ends_call_the_facade_not_its_repository() -> None:
     assert not found, "callers above the engine reach into its SQL repository:\n" + "\n".join(sorted(found))
 
 
+def _engine_parts(tree: ast.AST) -> list[tuple[int, str]]:
+    """``engine.parts`` (also ``self.engine.parts``, ``get_engine().parts``): the engine's parts
+    handed to pipeline functions from above the facade. A search result's ``.parts`` (its score
+    parts) is data, not the engine."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr == "parts":
+            value = node.value
+            if ((isinstance(value, ast.Name) and value.id == "engine")
+                    or (isinstance(value, ast.Attribute) and value.attr == "engine")
+                    or (isinstance(value, ast.Call) and ast.unparse(value.func).endswith("get_engine"))):
+                found.append((node.lineno, ast.unparse(node)))
+    return found
+
+
+def test_the_parts_scan_finds_the_engine_parts_only() -> None:
+    source = ("maintenance.expire_due(engine.parts)\nself.engine.parts.repo\nruntime.get_engine().parts\n"
+              "result.parts.relevance\nengine.expire_due()\n")
+    assert sorted(line for line, _ in _engine_parts(ast.parse(source))) == [1, 2, 3]
+
+
+def test_front_ends_run_maintenance_through_the_facade() -> None:
+    """The scheduler and the admin page ran the maintenance pipeline on ``engine.parts``; they
+    call the facade's job methods (``engine_jobs.py``) instead."""
+    found = [f"{path.relative_to(ROOT)}:{line} {text}" for name, path in FILES.items()
+             if name.split(".")[0] in FRONT_ENDS
+             for line, text in _engine_parts(ast.parse(path.read_text(encoding="utf-8")))]
+    assert not found, "callers above the engine hand its parts to pipelines:\n" + "\n".join(sorted(found))
+
+
 def test_pipelines_depend_on_the_sql_port_not_the_adapter() -> None:
     """Above storage, only the composition root (``engine.open_memory``) and the operator's health
     probe build the SQL adapter; every other module takes the ports of ``memory_core.sql_ports``."""

@@ -223,9 +223,31 @@ def test_a_scheduled_slot_runs_once_across_replicas(make_engine, sql: str) -> No
     engine.clock.set(T0 + timedelta(days=1, seconds=5))
     retry = scheduler.run_job(engine, scheduler.JOB_EXPIRY, job("D"), once_per_s=3600)
     assert retry.outcome == "ok" and calls[-1] == "D"  # an error is no run of the slot
+    engine.clock.set(T0 + timedelta(days=2))
+    assert scheduler.run_job(engine, scheduler.JOB_EXPIRY, job("staff-2"), actor="staff:lin").outcome == "ok"
+    engine.clock.set(T0 + timedelta(days=2, seconds=5))
+    slot = scheduler.run_job(engine, scheduler.JOB_EXPIRY, job("E"), once_per_s=3600)
+    assert slot.outcome == "ok" and calls[-1] == "E"  # a staff run is not the schedule's run
+    ran = [r for r in engine.job_runs(scheduler.JOB_EXPIRY) if r.outcome == "ok"][0]
+    assert ran.finished_at is not None and ran.counts["started_by"] == scheduler.SCHEDULER_ACTOR
 
 
 def test_the_scheduler_passes_each_job_its_window(engine) -> None:  # type: ignore[no-untyped-def]
     sched = scheduler.MemoryScheduler(engine)
     windows = {job.id: job.kwargs["once_per_s"] for job in sched._scheduler.get_jobs()}
     assert windows == scheduler.ONCE_PER_S and set(windows) == set(scheduler.job_functions(engine))
+
+
+def test_an_ok_run_is_logged_before_its_lease_is_let_go(engine, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """Logged after the release, a run still read "running" to the replica that took the lease
+    next, which then ran the slot again."""
+    seen: list[tuple[str, bool]] = []
+    real = engine.finish_job_run
+
+    def spy(run_id, at, outcome, counts, detail=""):  # type: ignore[no-untyped-def]
+        seen.append((outcome, engine.try_lease(scheduler.JOB_RECONCILE, "replica-B", T0, T0 + timedelta(minutes=1))))
+        return real(run_id, at, outcome, counts, detail)
+
+    monkeypatch.setattr(engine, "finish_job_run", spy)
+    outcome = scheduler.run_job(engine, scheduler.JOB_RECONCILE, lambda: {"n": 1}, once_per_s=150)
+    assert outcome.outcome == "ok" and seen == [("ok", False)]  # the lease was still held

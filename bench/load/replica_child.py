@@ -2,7 +2,8 @@
 engine from settings exactly as the app does (Milvus server, PostgreSQL, Redis), says it is
 ready, waits for ``go`` on stdin, runs its share of the simulated users for the given seconds and
 prints what it measured as one JSON line; with a read phase, waits, says ``reading``, runs
-searches only and prints those figures as another line; then exits on the next line of stdin
+waits for ``read`` on stdin (so all replicas search together), runs searches only and prints
+those figures as another line; then exits on the next line of stdin
 (so the parent can read its CPU time first).
 
 ``python -m bench.load.replica_child '<settings as JSON>'``; stdin: one JSON line
@@ -48,6 +49,7 @@ def main() -> int:
             time.sleep(job["read_after_s"])
             reply.write(json.dumps({"reading": True}) + "\n")
             reply.flush()
+            sys.stdin.readline()  # the parent's "read": every replica starts the phase together
             reads = Stats()
             # every search a new question: the result cache is not asked (it would answer the
             # repeated queries of this workload without reaching the store)

@@ -52,13 +52,15 @@ TICK = os.sysconf("SC_CLK_TCK")
 
 
 # ------------------------------------------------------------------ CPU accounting from /proc
-def _ticks(pid: int) -> int:
-    """utime + stime of one process, in clock ticks (0 once it is gone)."""
+def _ticks(pid: int) -> int | None:
+    """utime + stime of one process and of its children it has reaped (cutime + cstime: the
+    short-lived PostgreSQL backends of overflow connections end up in the postmaster's), in
+    clock ticks; None once it is gone."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
-        return 0
-    return int(fields[11]) + int(fields[12])
+        return None
+    return sum(int(f) for f in fields[11:15])
 
 
 def _pids_named(*names: str) -> list[int]:
@@ -75,7 +77,7 @@ def _pids_named(*names: str) -> list[int]:
 
 def _machine_busy() -> tuple[int, int]:
     """(busy, total) ticks of all cores since boot, from /proc/stat."""
-    values = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    values = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:9]]  # guest is in user
     idle = values[3] + values[4]  # idle + iowait
     return sum(values) - idle, sum(values)
 
@@ -87,7 +89,11 @@ class CpuMeter:
         self._groups = groups  # name -> callable returning the group's pids now
 
     def _snapshot(self) -> dict[str, dict[int, int]]:
-        return {name: {pid: _ticks(pid) for pid in pids()} for name, pids in self._groups.items()}
+        out: dict[str, dict[int, int]] = {}
+        for name, pids in self._groups.items():
+            ticks = {pid: _ticks(pid) for pid in pids()}
+            out[name] = {pid: t for pid, t in ticks.items() if t is not None}  # gone between list and read
+        return out
 
     def start(self) -> None:
         self._t0, self._before, self._machine0 = time.monotonic(), self._snapshot(), _machine_busy()
@@ -97,7 +103,7 @@ class CpuMeter:
         after, machine1 = self._snapshot(), _machine_busy()
         cores = {}
         for name, now in after.items():
-            used = sum(ticks - self._before[name].get(pid, 0) for pid, ticks in now.items())
+            used = sum(max(0, ticks - self._before[name].get(pid, 0)) for pid, ticks in now.items())
             cores[name] = round(used / TICK / seconds, 2)
         busy, total = machine1[0] - self._machine0[0], machine1[1] - self._machine0[1]
         cores["machine"] = round(busy / total * (os.cpu_count() or 1), 2) if total else 0.0
@@ -136,10 +142,13 @@ class Replica:
     def result(self) -> dict[str, Any]:
         return self._line()
 
-    def quit(self) -> None:
+    def send_line(self, text: str) -> None:
         assert self.proc.stdin is not None
-        self.proc.stdin.write("quit\n")
+        self.proc.stdin.write(text + "\n")
         self.proc.stdin.flush()
+
+    def quit(self) -> None:
+        self.send_line("quit")
         self.proc.wait(timeout=120)
         self._log.close()
 
@@ -191,9 +200,11 @@ def run(server: LocalMilvusServer, replicas: int, users: int, seconds: float, wo
         cores = meter.stop()
         read: dict[str, Any] = {}
         if read_seconds:
-            for proc in procs:
+            for proc in procs:  # every replica has waited out the window ...
                 assert proc.result().get("reading")
             meter.start()
+            for proc in procs:  # ... and all start searching together
+                proc.send_line("read")
             reads = [proc.result() for proc in procs]
             read_cores = meter.stop()
             latencies = [ms for out in reads for ms in out["latencies"]]

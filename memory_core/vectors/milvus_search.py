@@ -8,6 +8,7 @@ injectable: every filter comes from ``memory_core.vectors.filters``. ``TEXT_MATC
 """
 from __future__ import annotations
 
+import time
 from typing import Any, Iterable, Sequence
 
 import numpy as np
@@ -110,10 +111,17 @@ class MilvusSearch(UserVectorLoading):
         """On a server, a Bounded read for a user the result cache knows to be settled (no write
         within ``Settings.milvus_settle_s``, longer than the server's grace time): it sees every
         vector that user has, without waiting for a time tick. Otherwise nothing: the
-        collection's Strong. Embedded Lite reads its own writes either way."""
-        if self._is_server and self._settled is not None and self._settled(user_id):
-            return {"consistency_level": "Bounded"}
-        return {}
+        collection's Strong, also for a user whose vectors this store wrote within the window
+        (a write's own conflict check searches before the cache hears of the write). Embedded
+        Lite reads its own writes either way."""
+        if not self._is_server or self._settled is None or self._wrote_lately(user_id):
+            return {}
+        return {"consistency_level": "Bounded"} if self._settled(user_id) else {}
+
+    def _wrote_lately(self, user_id: str) -> bool:
+        with self._written_lock:
+            at = self._written.get(user_id)
+        return at is not None and time.monotonic() - at < self._settle_s
 
     # ---- scans (reconcile, diagnostics) --------------------------------------------------------
     def user_hashes(self, user_id: str) -> dict[str, str]:

@@ -81,10 +81,14 @@ class MilvusVectorStore(MilvusSearch, MilvusWrites):
         shards: int | None = None,
         vector_cache_rows: int | None = None,
         settled: Callable[[str], bool] | None = None,
+        settle_s: float = 10.0,
     ) -> None:
         """``settled(user_id)``: True when no write of that user happened within the server's
         staleness bound (the result cache's ``settled``); a server search for such a user reads
-        with bounded staleness instead of waiting for a Strong read (``_read_consistency``)."""
+        with bounded staleness instead of waiting for a Strong read (``_read_consistency``).
+        ``settle_s``: how long this store reads a user Strong after writing that user's vectors
+        itself (the cache learns of a write only when it ends; a write's own conflict check
+        searches before that)."""
         if isinstance(dim, bool) or not isinstance(dim, int) or not 1 <= dim <= 32_768:
             raise ValidationError(f"dim must be an integer in 1..32768, got {dim!r}")
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,254}", collection or ""):
@@ -103,6 +107,9 @@ class MilvusVectorStore(MilvusSearch, MilvusWrites):
             raise ValidationError(f"collection name {collection!r} is too long for {self._shards} shards")
         self._existing: set[str] = set()  # shard collections known to exist and be loaded
         self._settled = settled
+        self._settle_s = float(settle_s)
+        self._written: dict[str, float] = {}  # user id -> monotonic time of this store's last write
+        self._written_lock = threading.Lock()
         # Embedded only: exact dense search on cached per-user vectors (see user_cache.py).
         cache_rows = DEFAULT_MAX_ROWS if vector_cache_rows is None else int(vector_cache_rows)
         self._vcache: UserVectorCache | None = None
@@ -236,6 +243,7 @@ def open_vector_store(settings: "Settings", dim: int,
         shards=settings.milvus_lite_shards,
         vector_cache_rows=settings.milvus_vector_cache_rows,
         settled=settled,
+        settle_s=settings.milvus_settle_s,
     )
 
 

@@ -9,6 +9,7 @@ text. The BM25 function (jieba analysis) roughly halves write throughput on Lite
 """
 from __future__ import annotations
 
+import time
 from typing import Any, Sequence
 
 from memory_core.errors import ValidationError
@@ -42,6 +43,17 @@ class MilvusWrites(ShardedCollections):
         retry or re-index of the same ids goes through ``upsert``, which replaces every copy."""
         self._write(records, fresh=True)
 
+    def _note_written(self, users: set[str]) -> None:
+        """Before a write: these users read Strong here for the settle window (milvus_search)."""
+        if not self._is_server:
+            return
+        now = time.monotonic()
+        with self._written_lock:
+            if len(self._written) > 10_000:  # forget users whose window is long over
+                self._written = {u: t for u, t in self._written.items() if now - t < self._settle_s}
+            for user in users:
+                self._written[user] = now
+
     def _row(self, record: VectorRecord) -> dict[str, Any]:
         content_hash = record.content_hash
         if not isinstance(content_hash, str) or len(content_hash.encode("utf-8")) > 128:
@@ -67,6 +79,7 @@ class MilvusWrites(ShardedCollections):
             row = self._row(record)
             latest.pop(row["memory_id"], None)
             latest[row["memory_id"]] = row
+        self._note_written({row["user_id"] for row in latest.values()})
         by_shard: dict[str, list[dict[str, Any]]] = {}
         for row in latest.values():  # a memory never changes user, so it always lands in one shard
             by_shard.setdefault(self._name_for(row["user_id"]), []).append(row)
