@@ -253,6 +253,22 @@ def test_settled_users_read_bounded_and_still_find_every_write(server_engine, pg
         found = reader.search(f"settle-{lang}", question, top_k=1, options=FRESH)
         assert found.results and found.results[0].memory_id == ids[lang], lang
         assert sent and set(sent) == {"Bounded"}, sent
+    # a settled user writes again: the write's own searches (near-duplicates, the conflict check
+    # against what this very write stored) read Strong in the writing replica
+    writer_sent: list[str] = []
+    writer_search = writer.vectors._client.search  # type: ignore[attr-defined]
+
+    def writer_spy(*args, **kwargs):  # type: ignore[no-untyped-def]
+        writer_sent.append(kwargs.get("consistency_level", "Strong (collection default)"))
+        return writer_search(*args, **kwargs)
+
+    writer.vectors._client.search = writer_spy  # type: ignore[attr-defined]
+    assert writer.cache.settled("settle-zh")
+    moved = writer.add_many([{"user_id": "settle-zh", "content": "我住在成都"},
+                             {"user_id": "settle-zh", "content": "我搬家了，现在住在杭州"}])
+    assert writer_sent and "Bounded" not in writer_sent, writer_sent
+    first = moved[0].memory_ids[0]
+    assert writer.get(first).status.value == "superseded"  # the batch's own conflict was seen
     writer.delete(ids["en"], actor="user:settle-en")
     sent.clear()
     after = reader.search("settle-en", "what is my sister's cat called", top_k=3, options=FRESH)
