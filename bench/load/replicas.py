@@ -20,8 +20,8 @@ Then (``--read-seconds``), once no user has written for ``--read-after-s``, a ph
 only, each past the result cache (a new question every time): what reads cost for users who are settled, the case ``MILVUS_SETTLE_S`` is for (with 0,
 every read is Strong and waits for the server's time tick).
 
-Rows are appended to ``bench/results/load.json`` (``mode`` "replicas", with ``replicas``,
-``vector_store`` and ``cpu_cores``); rows of ``python -m bench.load`` stay as they are.
+Rows go to ``bench/results/load.json`` (``mode`` "replicas", with ``replicas``, ``vector_store``
+and ``cpu_cores``), replacing the previous run's; rows of ``python -m bench.load`` stay.
 """
 from __future__ import annotations
 
@@ -283,6 +283,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{r['cross_user_results']} | {c['replicas']} / {c['milvus']} / {c['postgres']} / {c['redis']} / "
               f"{c['machine']} | {r['load_avg']} |")
     previous = json.loads(args.out.read_text()) if args.out.exists() else []
+    previous = [row for row in previous if row.get("mode") != "replicas"]  # this run replaces the last one's
     for row in previous:  # rows of ``python -m bench.load``: one process on Milvus Lite
         row.setdefault("replicas", 1)
         row.setdefault("vector_store", "milvus-lite")
