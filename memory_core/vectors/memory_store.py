@@ -32,7 +32,7 @@ from memory_core.errors import BackendUnavailable, ValidationError
 from memory_core.text.keywords import keyword_tokens
 from memory_core.vectors.base import VectorFilter, VectorHit, VectorRecord, VectorStore
 from memory_core.vectors.filters import build_filter, checked_int, checked_memory_type, validate_id
-from memory_core.vectors.milvus_calls import MAX_LIMIT, truncate_utf8
+from memory_core.vectors.checks import checked_limit, checked_vector, truncate_utf8
 from memory_core.vectors.schema import TEXT_MAX_BYTES
 from memory_core.vectors.user_cache import UserVectors
 
@@ -142,21 +142,11 @@ class InMemoryVectorStore(VectorStore):
         return self._rows
 
     def _checked_vector(self, vector: np.ndarray, what: str) -> np.ndarray:
-        arr = np.asarray(vector, dtype=np.float32)
-        if arr.shape != (self.dim,):
-            raise ValidationError(f"{what} has shape {arr.shape}, expected ({self.dim},)")
-        if not np.all(np.isfinite(arr)):
-            raise ValidationError(f"{what} contains NaN or infinity")
-        if not np.any(arr):
-            raise ValidationError(f"{what} is all zeros (cosine similarity is undefined)")
-        return arr
+        return checked_vector(vector, self.dim, what)
 
     @staticmethod
     def _limit(limit: int) -> int:
-        value = checked_int(limit, "limit")
-        if not 1 <= value <= MAX_LIMIT:
-            raise ValidationError(f"limit must be in 1..{MAX_LIMIT}")
-        return value
+        return checked_limit(limit)
 
     def _row(self, record: VectorRecord) -> _Row:
         content_hash = record.content_hash

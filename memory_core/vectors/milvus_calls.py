@@ -33,13 +33,12 @@ from pymilvus.exceptions import (
     MilvusUnavailableException,
 )
 
-from memory_core.errors import BackendUnavailable, MemoryEngineError, ValidationError
+from memory_core.errors import BackendUnavailable, MemoryEngineError
 from memory_core.vectors.base import VectorHit, VectorStore
-from memory_core.vectors.filters import checked_int
+from memory_core.vectors.checks import checked_limit, checked_vector
 from memory_core.vectors.server_caps import ServerCaps
 from memory_core.vectors.user_cache import UserVectorCache
 
-MAX_LIMIT = 16_384  # Milvus topk ceiling
 
 
 class _IteratorNoise(logging.Filter):
@@ -56,14 +55,6 @@ ITERATOR_NOISE_FILTER = _IteratorNoise()
 def quiet_iterator_warnings() -> None:
     """Install the filter above on pymilvus's iterator logger (idempotent)."""
     logging.getLogger("pymilvus.orm.iterator").addFilter(ITERATOR_NOISE_FILTER)
-
-
-def truncate_utf8(text: str, max_bytes: int) -> str:
-    """``text`` cut to at most ``max_bytes`` of UTF-8, never inside a character."""
-    raw = text.encode("utf-8")
-    if len(raw) <= max_bytes:
-        return text
-    return raw[:max_bytes].decode("utf-8", errors="ignore")
 
 
 def is_unavailable(exc: MilvusException) -> bool:
@@ -140,21 +131,11 @@ class MilvusCalls(VectorStore):
         return self._checked_vector(vector, what).tolist()
 
     def _checked_vector(self, vector: np.ndarray, what: str) -> np.ndarray:
-        arr = np.asarray(vector, dtype=np.float32)
-        if arr.shape != (self._dim,):
-            raise ValidationError(f"{what} has shape {arr.shape}, expected ({self._dim},)")
-        if not np.all(np.isfinite(arr)):
-            raise ValidationError(f"{what} contains NaN or infinity")
-        if not np.any(arr):
-            raise ValidationError(f"{what} is all zeros (cosine similarity is undefined)")
-        return arr
+        return checked_vector(vector, self._dim, what)
 
     @staticmethod
     def _limit(limit: int) -> int:
-        value = checked_int(limit, "limit")
-        if not 1 <= value <= MAX_LIMIT:
-            raise ValidationError(f"limit must be in 1..{MAX_LIMIT}")
-        return value
+        return checked_limit(limit)
 
     @staticmethod
     def _hits(result: Any) -> list[VectorHit]:

@@ -16,7 +16,7 @@ import numpy as np
 from memory_core.errors import ValidationError
 from memory_core.vectors.base import KeywordSearchUnavailable, VectorFilter, VectorHit
 from memory_core.vectors.filters import build_filter, user_filter
-from memory_core.vectors.milvus_calls import truncate_utf8
+from memory_core.vectors.checks import truncate_utf8
 from memory_core.vectors.milvus_user_load import UserVectorLoading
 from memory_core.vectors.schema import TEXT_MAX_BYTES
 

@@ -22,7 +22,7 @@ from memory_core.vectors.filters import (
     user_filter,
     validate_id,
 )
-from memory_core.vectors.milvus_calls import truncate_utf8
+from memory_core.vectors.checks import truncate_utf8
 from memory_core.vectors.milvus_shards import ShardedCollections
 from memory_core.vectors.schema import TEXT_MAX_BYTES
 from memory_core.vectors.user_cache import UserVectors
