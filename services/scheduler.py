@@ -16,7 +16,7 @@ import os
 import socket
 import threading
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from memory_core import MemoryEngine
 
 from memory_core import SCHEDULER_ACTOR, LeaseBusy
+from memory_core.clock import as_utc
 
 log = logging.getLogger(__name__)
 
@@ -92,19 +93,15 @@ def _ran_lately(engine: "MemoryEngine", name: str, within_s: float, this_run: in
     """When ``name`` last ran to an "ok" end within ``within_s`` seconds (another run than
     ``this_run``), else None. Read under the job's lease, so a run that finished just before this
     one took the lease is seen."""
-    since = _utc(engine.clock.now()) - timedelta(seconds=within_s)
+    since = as_utc(engine.clock.now()) - timedelta(seconds=within_s)
     for run in engine.job_runs(name, limit=50):
-        if _utc(run.started_at) < since:
+        if as_utc(run.started_at) < since:
             continue
         if (run.id != this_run and run.outcome == "ok"
                 and run.counts.get("started_by") == SCHEDULER_ACTOR):  # a staff run is no slot's run
             return run.started_at
     return None
 
-
-def _utc(moment: datetime) -> datetime:
-    """Compare run times as aware UTC whatever the backend returns."""
-    return moment.replace(tzinfo=timezone.utc) if moment.tzinfo is None else moment.astimezone(timezone.utc)
 
 
 def run_job(engine: "MemoryEngine", name: str, fn: Callable[[], dict[str, Any]], *,
@@ -160,7 +157,7 @@ def run_job(engine: "MemoryEngine", name: str, fn: Callable[[], dict[str, Any]],
         else:
             outcome, detail = "ok", logged or ""
             if done is not None:
-                outcome, detail = "skipped", f"already ran at {_utc(done):%Y-%m-%d %H:%M:%S} UTC (another replica or run)"
+                outcome, detail = "skipped", f"already ran at {as_utc(done):%Y-%m-%d %H:%M:%S} UTC (another replica or run)"
             elif counts.get("skipped"):  # the maintenance function's own lease was busy: nothing ran
                 outcome, detail = "skipped", "the maintenance job's own lease is held by another run"
     except Exception as exc:  # logged, never raised into APScheduler's thread

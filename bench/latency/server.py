@@ -215,8 +215,9 @@ def main(argv: list[str] | None = None) -> int:
                                             "load_avg_by_phase": {p: v for p, v in earlier.get("load_avg_by_phase", {}).items()
                                                                   if p.startswith(label)}}
         result["server_rss_mb"] = {**earlier.get("server_rss_mb", {}), **result["server_rss_mb"]}
-        result["indexes"] = dict(sorted(result["indexes"].items(), key=lambda kv: [c[0] for c in CONFIGS].index(kv[0])
-                                        if kv[0] in [c[0] for c in CONFIGS] else 99))
+        order = [label for label, *_ in CONFIGS]  # the table's order, whichever run measured a row
+        result["indexes"] = dict(sorted(result["indexes"].items(),
+                                        key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order)))
     previous[key] = result
     args.out.write_text(json.dumps(previous, indent=2, ensure_ascii=False) + "\n")
     print(json.dumps(result, indent=2))
