@@ -274,22 +274,6 @@ def test_shards_argument_is_validated(tmp_path: Path) -> None:
             MilvusVectorStore(str(tmp_path / "v.db"), "memories", DIM, shards=bad)  # type: ignore[arg-type]
 
 
-def test_search_dense_many_equals_single_searches(sharded: MilvusVectorStore) -> None:
-    user = f"many-{uid()}"
-    vectors = RNG.standard_normal((30, DIM)).astype(np.float32)
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    sharded.upsert([rec(f"n{i}-{uid()}", user, vectors[i], expires_at=(5 if i % 3 == 0 else 0)) for i in range(30)])
-    queries = [unit() for _ in range(5)]
-    flt = VectorFilter(user_id=user, now=10)  # every third vector expired
-    batched = sharded.search_dense_many(queries, flt, 4)
-    assert [[h.memory_id for h in hits] for hits in batched] == [
-        [h.memory_id for h in sharded.search_dense(q, flt, 4)] for q in queries]
-    assert all(len(hits) == 4 for hits in batched)
-    assert sharded.search_dense_many([], flt, 4) == []
-    assert sharded.search_dense_many(queries[:2], VectorFilter(user_id=f"nobody-{uid()}"), 4) == [[], []]
-    sharded.delete_user(user)
-
-
 # ---------------------------------------------------------------- per-user vector cache (Milvus Lite)
 
 
