@@ -119,7 +119,7 @@ class Settings(BaseSettings):
     rrf_k: int = Field(default=5, ge=0)
     # A memory whose transcript label names its speaker ("Caroline: ...") has its fused relevance
     # multiplied by 1 + this when the query names that speaker, and the dense legs then embed the
-    # query without that name (0 = both off; memory_core/text/speaker.py, recall.RecallLegs.speakers_named;
+    # query without that name (0 = both off; memory_core/text/speaker.py, recall.speaker_names;
     # the name left out: LoCoMo cat 1-4 recall@10 .734 -> .753, multi-hop recall@20 .518 -> .555).
     # The boost alone, LoCoMo forgetting on (one fp32 store), 0 / 0.3 / 0.5 / 1.0 / 2.0: cat 1-4
     # recall@10 .714 / .730 / .734 / .741 / .743, NDCG@10 .530 / .579 / .589 / .596 / .599;

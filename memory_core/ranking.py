@@ -8,12 +8,14 @@ memory_core/text/speaker.py), and so does a memory that states a time when the q
 comparably relevant memories (memory_core/scoring.py). Which of these parts run is the recipe's
 to say (memory_core/recipes.py). SQL, the system of record, has the last word on what may be
 shown (``admissible``). Measured on LoCoMo and MADial-Bench with ``python -m bench.quality``.
+
+Pure, like recall.py: the rows ranking needs from SQL (each seed's adjacent memories, the
+user's constraints) are read by the pipeline (memory_core/retrieval.py) and passed in.
 """
 from __future__ import annotations
 
-import logging
 from datetime import datetime, timedelta
-from typing import Iterable
+from typing import Iterable, Sequence
 
 from memory_core.recall import Candidate
 from memory_core.ranked import RankedResults
@@ -21,13 +23,10 @@ from memory_core.recipes import Recipe
 from memory_core.records import MemoryRecord, SearchFilters
 from memory_core.relevance import RelevanceModel, coverage
 from memory_core.scoring import final_score, recency, rrf_sum
-from memory_core.sql_ports import SqlRepositoryPort
 from memory_core.text.answer_type import asks_when, states_time
-from memory_core.text.constraints import bears_on, may_bear_on
+from memory_core.text.constraints import bears_on
 from memory_core.text.speaker import query_names_speaker, speaker_label
 from memory_core.types import MemoryStatus, ScoreParts, SearchResult, TimeRange
-
-log = logging.getLogger(__name__)
 
 
 def admissible(record: MemoryRecord, user_id: str, now: datetime, filters: SearchFilters,
@@ -73,20 +72,29 @@ def fused_relevance(c: Candidate, recipe: Recipe) -> float:
     return fused
 
 
-def add_neighbours(repo: SqlRepositoryPort, candidates: list[Candidate], records: dict[str, MemoryRecord],
+def neighbour_seeds(candidates: list[Candidate], recipe: Recipe) -> list[Candidate]:
+    """The strongest hits, which lend score to the memories written just before and after them
+    (``add_neighbours``; the pipeline reads those memories for them: ``adjacent_active``)."""
+    return sorted(candidates, key=lambda c: -fused_relevance(c, recipe))[: recipe.resolved_tuning.neighbour_seeds]
+
+
+def neighbour_window(recipe: Recipe) -> timedelta:
+    """How far from a seed its next and previous memory may have been written."""
+    return timedelta(seconds=recipe.resolved_tuning.neighbour_window_s)
+
+
+def add_neighbours(candidates: list[Candidate], records: dict[str, MemoryRecord], seeds: list[Candidate],
+                   adjacent: Sequence[tuple[MemoryRecord | None, MemoryRecord | None]],
                    user_id: str, now: datetime, filters: SearchFilters, recipe: Recipe) -> None:
     """Neighbour expansion: the memory written right after (and before) a strong hit in the
     same conversation gets part of its score. An answer is usually the turn after the
     question that matched ("do you have pets?" -> "yes, two cats"), and a story continues
-    over adjacent turns; neither shares words with the query."""
+    over adjacent turns; neither shares words with the query. ``adjacent`` holds each seed's
+    (next, previous) memory as SQL found them (two statements for all seeds: one LIMIT 1
+    subquery per side, so a burst of memories written in the same second, e.g. an import,
+    never loads the whole burst)."""
     tuning = recipe.resolved_tuning
-    window = timedelta(seconds=tuning.neighbour_window_s)
     by_id = {c.memory_id: c for c in candidates}
-    seeds = sorted(candidates, key=lambda c: -fused_relevance(c, recipe))[: tuning.neighbour_seeds]
-    # Two SQL statements for all seeds: the ids of each seed's next and previous memory (one
-    # LIMIT 1 subquery per side, so a burst of memories written in the same second, e.g. an
-    # import, never loads the whole burst), then those rows.
-    adjacent = repo.adjacent_active(user_id, [records[c.memory_id].created_at for c in seeds], window)
     for seed, (after, before) in zip(seeds, adjacent):
         base = fused_relevance(seed, recipe)
         record = records[seed.memory_id]
@@ -166,20 +174,15 @@ def query_coverage(c: Candidate, record: MemoryRecord, terms: frozenset[str], sl
     return cov
 
 
-def constraints(repo: SqlRepositoryPort, relevance_model: RelevanceModel, user_id: str, query: str, now: datetime,
-                scored: "RankedResults[Candidate]", terms: frozenset[str], lang: str,
+def constraints(relevance_model: RelevanceModel, query: str, now: datetime, scored: "RankedResults[Candidate]",
+                rows: Iterable[MemoryRecord], terms: frozenset[str], lang: str,
                 half_life_days: float) -> list[SearchResult]:
     """The user's constraints that bear on ``query`` (memory_core.text.constraints), whatever
-    their rank: an allergy must shape a snack suggestion that shares no word with it."""
-    if not may_bear_on(query):
-        return []  # no constraint can bear on it (``bears_on``): nothing to read
-    try:
-        records = [r for r in repo.constraints(user_id, now) if bears_on(r.content, query)]
-    except Exception as exc:  # the reply goes on without them; the log says why
-        log.warning("constraints could not be read: %s", exc)
-        return []
+    their rank: an allergy must shape a snack suggestion that shares no word with it. ``rows``
+    are the user's constraints as SQL holds them (the pipeline reads them only when one
+    ``may_bear_on`` the query)."""
     out = []
-    for record in records:
+    for record in (r for r in rows if bears_on(r.content, query)):
         ranked = scored.get(record.memory_id)
         if ranked is not None:
             out.append(ranked)

@@ -1,4 +1,5 @@
-"""Recall: the legs that find a search's candidates, before anything ranks them.
+"""Recall: what the legs that find a search's candidates ask of the stores, and what their answers
+become, before anything ranks them.
 
 Recall fuses up to four legs by reciprocal rank (the fusion is ``ranking.fused_relevance``):
 dense on the query, dense on the query read with the recent conversation (when context is
@@ -8,29 +9,28 @@ memory_core/sql_keyword.py), and both again inside the time window the query nam
 written down; only ``filters.time_range`` is a hard filter). A recipe (memory_core/recipes.py)
 says which legs run. Apart from the ranking, so that what is *found* and how it is *ordered*
 can be read (and measured) one at a time.
+
+This module is pure (a functional core): it says what each leg asks (the texts to embed, the
+filters, the keyword text, the names to look up) and turns what the stores answered into
+``Candidate``s. The store calls themselves, every one of a search, are made by the pipeline
+(memory_core/retrieval.py, the imperative shell), so a chat message goes page -> service ->
+engine -> pipeline -> store and no deeper (tests/test_chat_path.py).
 """
 from __future__ import annotations
 
-import logging
 import threading
-import time
 from collections import OrderedDict
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, Iterable, Sequence
 
-from memory_core.embedding.base import Embedder
 from memory_core.recipes import Recipe
-from memory_core.records import SearchFilters
-from memory_core.sql_keyword import SqlKeywordLeg
-from memory_core.sql_ports import SqlRepositoryPort
+from memory_core.records import MemoryRecord, SearchFilters
 from memory_core.text.expansion import slot_keywords
-from memory_core.text.keywords import keyword_text, keyword_tokens
+from memory_core.text.keywords import keyword_text
 from memory_core.text.speaker import name_candidates, strip_names
 from memory_core.types import TimeRange
-from memory_core.vectors.base import VectorFilter, VectorHit, VectorStore
-
-log = logging.getLogger(__name__)
+from memory_core.vectors.base import VectorFilter, VectorHit
 
 
 @dataclass
@@ -84,157 +84,144 @@ def vector_filter(user_id: str, now: datetime, filters: SearchFilters, time_rang
     )
 
 
-class RecallLegs:
-    """The legs of recall over one store, with the query vectors of recent searches."""
+def only_ids(flt: VectorFilter, memory_ids: tuple[str, ...], now: datetime) -> VectorFilter:
+    """``flt`` restricted to ``memory_ids``, whenever they were written up to now: the core
+    memories and the cosines of keyword-only candidates are searched among known ids."""
+    return replace(flt, memory_ids=memory_ids, created_from=None, created_to=int(now.timestamp()) + 1)
 
-    def __init__(self, repo: SqlRepositoryPort, vectors: VectorStore, embedder: Embedder) -> None:
-        self.repo = repo
-        self.vectors = vectors
-        self.embedder = embedder
-        self.sql_keyword = SqlKeywordLeg(repo)  # the keyword leg where the vector store has no BM25
-        # The dense leg's query vectors, so that relevance (``fill_cosines``) does not embed the
-        # same text again (~5 ms a search). Embedding is a pure function of the text.
-        self._query_vectors: OrderedDict[str, Any] = OrderedDict()
-        self._query_vectors_lock = threading.Lock()
 
-    @property
-    def native_keyword(self) -> bool:
-        return bool(getattr(self.vectors, "native_keyword", True))
+def told_range(recipe: Recipe, filters: SearchFilters, time_range: TimeRange | None) -> TimeRange | None:
+    """The window whose told times SQL is asked for (``ids_with_event_in``): the named window
+    also admits memories whose own words tell of a time inside it (the ``event_time`` part:
+    "yesterday ..." written the day after; memory_core.text.event_time). None when that part is
+    off or there is no window; an explicit filter stays a filter on the write time."""
+    if not recipe.event_time or filters.time_range is not None:
+        return None
+    return time_range
 
-    def window_filter(self, user_id: str, now: datetime, filters: SearchFilters, time_range: TimeRange | None,
-                      recipe: Recipe) -> VectorFilter:
-        """The time window the query names: memories written inside it, and (the ``event_time``
-        part) those whose own words tell of a time inside it ("yesterday ..." written the day
-        after; ``memory_core.text.event_time``). An explicit filter stays a filter on the write time."""
-        window = vector_filter(user_id, now, filters, time_range)
-        if not recipe.event_time or filters.time_range is not None or time_range is None:
-            return window
-        told = self.repo.ids_with_event_in(user_id, time_range.start, time_range.end, now,
-                                           limit=recipe.resolved_tuning.event_window_ids)
-        return replace(window, or_memory_ids=tuple(told)) if told else window
 
-    def recall(self, user_id: str, query: str, context: str | None, flt: VectorFilter, now: datetime,
-               recipe: Recipe, timings: dict[str, float],
-               window: VectorFilter | None = None, speakers: frozenset[str] = frozenset()) -> list[Candidate]:
-        """Legs: dense on the query, dense on the query read with the recent conversation (when
-        context is given: a reply often continues a topic the last message only hints at), BM25
-        on query + context, and both again inside the time window the query names (if any).
-        The dense legs embed the query without the speakers it names (``speakers_named``)."""
-        tuning = recipe.resolved_tuning
-        k = tuning.recall_k
-        candidates: dict[str, Candidate] = {}
+def with_told(window: VectorFilter, told: Sequence[str]) -> VectorFilter:
+    """The window filter that also admits the memories that tell of a time inside it."""
+    return replace(window, or_memory_ids=tuple(told)) if told else window
 
-        def get(memory_id: str) -> Candidate:
-            return candidates.setdefault(memory_id, Candidate(memory_id))
 
-        vector = context_vector = None
-        if recipe.dense:
-            t = time.perf_counter()
-            texts = [strip_names(query, speakers)]
-            if context and tuning.context_dense_turns > 0:
-                recent = [line for line in context.splitlines() if line.strip()][-tuning.context_dense_turns:]
-                texts.append(strip_names("\n".join(recent + [query]), speakers))
-            vectors = self.embedder.embed_queries(texts)
-            vector = vectors[0]
-            self._remember_query_vector(texts[0], vector)
-            context_vector = vectors[1] if len(texts) > 1 else None
-            timings["embed"] = (time.perf_counter() - t) * 1000
-        t = time.perf_counter()
-        if vector is not None:
-            for hit in self.vectors.search_dense(vector, flt, k):
-                c = get(hit.memory_id)
-                c.dense, c.dense_rank = hit.score, hit.rank
-        if context_vector is not None:
-            for hit in self.vectors.search_dense(context_vector, flt, k):
-                get(hit.memory_id).context_rank = hit.rank
-        keyword_query = ""
-        if recipe.keyword:
-            keyword_query = keyword_text(" ".join(
-                part for part in (query, slot_keywords(query), context or "") if part))
-            if keyword_query.strip():
-                for hit in self.keyword_hits(keyword_query, flt, k):
-                    c = get(hit.memory_id)
-                    c.keyword, c.keyword_rank = hit.score, hit.rank
-        if window is not None:
-            if vector is not None:
-                for hit in self.vectors.search_dense(vector, window, k):
-                    get(hit.memory_id).window_dense_rank = hit.rank
-            if keyword_query.strip():
-                for hit in self.keyword_hits(keyword_query, window, k):
-                    get(hit.memory_id).window_keyword_rank = hit.rank
-        if recipe.core and vector is not None:
-            core_ids = tuple(mid for mid in self.repo.core_memory_ids(user_id, now) if mid not in candidates)
-            if core_ids:
-                core_filter = replace(flt, memory_ids=core_ids, created_from=None,
-                                      created_to=int(now.timestamp()) + 1)
-                for hit in self.vectors.search_dense(vector, core_filter, len(core_ids)):
-                    c = candidates.setdefault(hit.memory_id, Candidate(hit.memory_id, core=True))
-                    c.dense = hit.score
-        timings["search"] = (time.perf_counter() - t) * 1000
-        return list(candidates.values())
+def speaker_names(query: str, recipe: Recipe) -> list[str]:
+    """The names in the query that may be speaker labels (which of them are, SQL says:
+    ``speakers_present``). The dense legs embed the query without the real ones: e5 reads "What
+    exercises has John done?" mostly as "John", so every line by or to John scores alike; the
+    speaker boost keeps the person in the ranking. LoCoMo, forgetting on: cat 1-4 recall@10 .738
+    -> .754, multi-hop recall@20 .520 -> .560 (names kept for the keyword leg: stripping them
+    there moved nothing)."""
+    if not (recipe.speaker_boost_on() and recipe.dense):
+        return []
+    return name_candidates(query)
 
-    def keyword_hits(self, keyword_query: str, flt: VectorFilter, k: int) -> list[VectorHit]:
-        """The BM25 leg: in the vector store, or from SQL where it has no BM25 (memory_core/sql_keyword.py)."""
-        if self.native_keyword:
-            return self.vectors.search_keyword(keyword_query, flt, k)
-        return self.sql_keyword.search(keyword_query, flt, k)
 
-    def speakers_named(self, user_id: str, query: str, recipe: Recipe) -> frozenset[str]:
-        """The names in the query that are speaker labels of this user's memories. The dense legs
-        embed the query without them: e5 reads "What exercises has John done?" mostly as "John",
-        so every line by or to John scores alike; the speaker boost keeps the person in the
-        ranking. LoCoMo, forgetting on: cat 1-4 recall@10 .738 -> .754, multi-hop recall@20 .520 ->
-        .560 (names kept for the keyword leg: stripping them there moved nothing)."""
-        if not (recipe.speaker_boost_on() and recipe.dense):
-            return frozenset()
-        names = name_candidates(query)
-        return frozenset(self.repo.speakers_present(user_id, names)) if names else frozenset()
+def dense_texts(query: str, context: str | None, speakers: frozenset[str], context_turns: int) -> list[str]:
+    """What the dense legs embed: the query without the speakers it names, and (when context is
+    given: a reply often continues a topic the last message only hints at) the query read with
+    the last ``context_turns`` lines of the conversation."""
+    texts = [strip_names(query, speakers)]
+    if context and context_turns > 0:
+        recent = [line for line in context.splitlines() if line.strip()][-context_turns:]
+        texts.append(strip_names("\n".join(recent + [query]), speakers))
+    return texts
 
-    def sql_recall(self, user_id: str, query: str, now: datetime, recall_k: int,
-                   timings: dict[str, float]) -> list[Candidate]:
-        """The outage fallback: the vector store is down, so a count of the query's terms in the
-        user's rows (SQL) stands in for all of recall."""
-        t = time.perf_counter()
-        terms = keyword_tokens(query)
-        rows = self.repo.keyword_candidates(user_id, terms, now)
-        scored = []
-        for row in rows:
-            text = row.content.lower()
-            scored.append((sum(1 for term in terms if term.lower() in text), row.memory_id))
-        scored.sort(key=lambda pair: -pair[0])
-        timings["search"] = (time.perf_counter() - t) * 1000
-        return [Candidate(mid, keyword=float(score), keyword_rank=rank)
-                for rank, (score, mid) in enumerate(scored[:recall_k])]
 
-    def _remember_query_vector(self, text: str, vector: Any) -> None:
-        with self._query_vectors_lock:
-            self._query_vectors[text] = vector
-            self._query_vectors.move_to_end(text)
-            while len(self._query_vectors) > 256:
-                self._query_vectors.popitem(last=False)
+def keyword_query(query: str, context: str | None) -> str:
+    """The BM25 legs' pre-segmented text: query, its slot words and the context ("" when that
+    leaves no token)."""
+    text = keyword_text(" ".join(part for part in (query, slot_keywords(query), context or "") if part))
+    return text if text.strip() else ""
 
-    def _known_query_vector(self, text: str) -> Any:
-        with self._query_vectors_lock:
-            return self._query_vectors.get(text)
 
-    def fill_cosines(self, user_id: str, query: str, speakers: frozenset[str], candidates: list[Candidate],
-                     now: datetime, filters: SearchFilters) -> None:
-        """The query's cosine for every candidate the dense legs did not return (keyword hits,
-        neighbours, the time window): absolute relevance needs it. One dense search restricted to
-        those ids (exact, a few dozen vectors)."""
-        missing = tuple(c.memory_id for c in candidates if c.dense is None)
-        if not missing:
-            return
-        try:
-            text = strip_names(query, speakers)
-            vector = self._known_query_vector(text)
-            if vector is None:
-                vector = self.embedder.embed_queries([text])[0]
-            flt = replace(vector_filter(user_id, now, filters, filters.time_range), memory_ids=missing,
-                          created_from=None, created_to=int(now.timestamp()) + 1)
-            by_id = {c.memory_id: c for c in candidates}
-            for hit in self.vectors.search_dense(vector, flt, len(missing)):
-                if hit.memory_id in by_id:
-                    by_id[hit.memory_id].dense = hit.score
-        except Exception as exc:  # relevance then rests on the words alone
-            log.warning("cosines for keyword-only candidates unavailable: %s", exc)
+class Found:
+    """The candidates the legs found, by id in the order first found, with what each leg said."""
+
+    def __init__(self) -> None:
+        self.by_id: dict[str, Candidate] = {}
+
+    def _get(self, memory_id: str) -> Candidate:
+        return self.by_id.setdefault(memory_id, Candidate(memory_id))
+
+    def dense(self, hits: Iterable[VectorHit]) -> None:
+        for hit in hits:
+            c = self._get(hit.memory_id)
+            c.dense, c.dense_rank = hit.score, hit.rank
+
+    def context(self, hits: Iterable[VectorHit]) -> None:
+        for hit in hits:
+            self._get(hit.memory_id).context_rank = hit.rank
+
+    def keyword(self, hits: Iterable[VectorHit]) -> None:
+        for hit in hits:
+            c = self._get(hit.memory_id)
+            c.keyword, c.keyword_rank = hit.score, hit.rank
+
+    def window_dense(self, hits: Iterable[VectorHit]) -> None:
+        for hit in hits:
+            self._get(hit.memory_id).window_dense_rank = hit.rank
+
+    def window_keyword(self, hits: Iterable[VectorHit]) -> None:
+        for hit in hits:
+            self._get(hit.memory_id).window_keyword_rank = hit.rank
+
+    def unseen(self, memory_ids: Iterable[str]) -> tuple[str, ...]:
+        """The ids no leg found yet (the core memories that must still be searched for)."""
+        return tuple(mid for mid in memory_ids if mid not in self.by_id)
+
+    def core(self, hits: Iterable[VectorHit]) -> None:
+        """A core memory competes even when no leg recalled it, with its cosine."""
+        for hit in hits:
+            c = self.by_id.setdefault(hit.memory_id, Candidate(hit.memory_id, core=True))
+            c.dense = hit.score
+
+    def candidates(self) -> list[Candidate]:
+        return list(self.by_id.values())
+
+
+def term_count_candidates(rows: Iterable[MemoryRecord], terms: Sequence[str], recall_k: int) -> list[Candidate]:
+    """The outage fallback's ranking: the vector store is down, so a count of the query's terms
+    in the user's rows (SQL) stands in for all of recall."""
+    scored = []
+    for row in rows:
+        text = row.content.lower()
+        scored.append((sum(1 for term in terms if term.lower() in text), row.memory_id))
+    scored.sort(key=lambda pair: -pair[0])
+    return [Candidate(mid, keyword=float(score), keyword_rank=rank)
+            for rank, (score, mid) in enumerate(scored[:recall_k])]
+
+
+def missing_cosines(candidates: Sequence[Candidate]) -> tuple[str, ...]:
+    """The candidates the dense legs did not return (keyword hits, neighbours, the time window):
+    absolute relevance needs the query's cosine for them too."""
+    return tuple(c.memory_id for c in candidates if c.dense is None)
+
+
+def set_cosines(candidates: Sequence[Candidate], hits: Iterable[VectorHit]) -> None:
+    by_id = {c.memory_id: c for c in candidates}
+    for hit in hits:
+        if hit.memory_id in by_id:
+            by_id[hit.memory_id].dense = hit.score
+
+
+class QueryVectors:
+    """The dense leg's query vectors of recent searches, so that relevance (the cosines of
+    keyword-only candidates) does not embed the same text again (~5 ms a search). Embedding is
+    a pure function of the text; the memo is shared by the threads that search."""
+
+    def __init__(self, size: int = 256) -> None:
+        self._size = size
+        self._vectors: OrderedDict[str, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def remember(self, text: str, vector: Any) -> None:
+        with self._lock:
+            self._vectors[text] = vector
+            self._vectors.move_to_end(text)
+            while len(self._vectors) > self._size:
+                self._vectors.popitem(last=False)
+
+    def get(self, text: str) -> Any:
+        with self._lock:
+            return self._vectors.get(text)

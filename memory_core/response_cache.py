@@ -5,12 +5,16 @@ input changes, so entries written by an older build are never served.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
+import unicodedata
 from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
+from memory_core.config import Settings
+from memory_core.recipes import Recipe, RetrievalOptions, Tuning
 from memory_core.records import SearchFilters, SearchResponse
 from memory_core.types import MemoryType, ScoreParts, SearchResult, TimeRange
 
@@ -29,6 +33,25 @@ def filters_json(filters: SearchFilters) -> dict[str, Any]:
         "ent": sorted(filters.entities),
     }
 
+
+
+def cache_key(query: str, top_k: int, context: str | None, filters: SearchFilters, now: datetime, recipe: Recipe,
+              options: RetrievalOptions, settings: Settings, as_of: bool = False, threshold: float = 0.0) -> str:
+    """A search's cache key. The day is part of it (recency and "yesterday" move with it). A
+    search as of a given instant (``at``) keys on that instant: what was written by then differs
+    within a day, and nothing invalidates a cached answer about the past. The recipe keys by its
+    parts (as the switches that describe it did before recipes, so keys did not change) and by
+    its numbers only where they differ from the engine's ``settings``."""
+    normalised = " ".join(unicodedata.normalize("NFKC", query).lower().split())
+    fields: dict[str, Any] = {
+        "v": CACHE_FORMAT, "q": normalised, "k": top_k, "c": context or "",
+        "f": filters_json(filters), "day": now.isoformat() if as_of else now.date().isoformat(),
+        "o": recipe.switches() | {"use_cache": options.use_cache, "record": options.record}, "min": threshold,
+    }
+    if recipe.tuning is not None and recipe.tuning != Tuning.from_settings(settings):
+        fields["t"] = asdict(recipe.tuning)
+    payload = json.dumps(fields, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 def _result_json(r: SearchResult) -> dict[str, Any]:
     data = asdict(r)

@@ -6,6 +6,13 @@ engine's ``Settings``): recall finds candidates with the legs the recipe names
 (memory_core/ranking.py). This module runs those steps in order and keeps the books around them.
 Measured on LoCoMo and MADial-Bench with ``python -m bench.quality``.
 
+Functional core, imperative shell: this module makes every store call of a search (the vector
+store's dense and BM25 searches; SQL's rows, core ids, speakers, told times, keyword candidates,
+adjacent memories, constraints), and recall.py, ranking.py and sql_keyword.py only compute, on
+what it read. So a chat message reaches a store in five files (page -> service -> engine ->
+this pipeline -> adapter; tests/test_chat_path.py), and the pure steps are read and tested
+without a store.
+
 Stages are timed (rewrite, embed, search, rerank, fetch, total) and recorded for analytics.
 Results are cached per user and invalidated by every write for that user. When the vector
 store is down, recall falls back to a keyword scan of the user's rows in SQL and the response
@@ -13,49 +20,74 @@ says it is degraded (and is not cached).
 """
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import time
-import unicodedata
-from dataclasses import asdict, replace
+from dataclasses import replace
 from datetime import datetime
-from typing import Any, Sequence
+from typing import Sequence
 
+from memory_core import sql_keyword
 from memory_core.cache import ResultCache
 from memory_core.clock import Clock, as_utc
 from memory_core.config import Settings
 from memory_core.context_block import build_context_block
 from memory_core.embedding.base import Embedder
-from memory_core.errors import ValidationError
 from memory_core.llm.base import LLMProvider
+from memory_core.ranked import RankedResults
 from memory_core.ranking import (
     add_neighbours,
     admissible,
     constraints,
     fused_relevance,
     mark_answer_matches,
+    neighbour_seeds,
+    neighbour_window,
     score,
     valid_for,
 )
-from memory_core.recall import Candidate, RecallLegs, merge_time, vector_filter
-from memory_core.recipes import Recipe, RetrievalOptions, Tuning, choose_recipe
-from memory_core.records import SearchFilters, SearchResponse
+from memory_core.recall import (
+    Candidate,
+    Found,
+    QueryVectors,
+    dense_texts,
+    keyword_query,
+    merge_time,
+    missing_cosines,
+    only_ids,
+    set_cosines,
+    speaker_names,
+    term_count_candidates,
+    told_range,
+    vector_filter,
+    with_told,
+)
+from memory_core.recipes import Recipe, RetrievalOptions, choose_recipe
+from memory_core.records import MemoryRecord, SearchFilters, SearchResponse
 from memory_core.relevance import DEFAULT_MODEL, RelevanceModel, language, query_terms, slot_terms
 from memory_core.rerank import Reranker
-from memory_core.response_cache import CACHE_FORMAT, filters_json, from_json, to_json
-from memory_core.sql_keyword import NOTICE as SQL_KEYWORD_NOTICE
+from memory_core.response_cache import cache_key, from_json, to_json
 from memory_core.sql_ports import SqlRepositoryPort
 from memory_core.telemetry import Recorder
+from memory_core.text.constraints import may_bear_on
+from memory_core.text.keywords import keyword_tokens
+from memory_core.text.speaker import strip_names
 from memory_core.text.timeparse import parse_time_range
-from memory_core.types import TimeRange
-from memory_core.validation import check_min_relevance, check_top_k, check_user_id, clean_text
-from memory_core.vectors.base import VectorStore
+from memory_core.types import SearchResult
+from memory_core.validation import (
+    check_filter_time_range,
+    check_min_relevance,
+    check_top_k,
+    check_user_id,
+    clean_text,
+)
+from memory_core.vectors.base import VectorFilter, VectorHit, VectorStore
 
 __all__ = ["STAGES", "RetrievalOptions", "RetrievalPipeline"]  # RetrievalOptions: its old home, kept
 
 log = logging.getLogger(__name__)
 STAGES = ("rewrite", "embed", "search", "rerank", "fetch", "total")
+DEGRADED = ("Memory search is degraded: the vector store is unavailable, so keyword search over the database "
+            "answered. Results may be less relevant.")
 
 
 class RetrievalPipeline:
@@ -82,7 +114,7 @@ class RetrievalPipeline:
         self.recorder = recorder
         self.reranker = reranker
         self.relevance = relevance
-        self.legs = RecallLegs(repo, vectors, embedder)
+        self.query_vectors = QueryVectors()
 
     def search(
         self,
@@ -105,12 +137,12 @@ class RetrievalPipeline:
         query = clean_text(query, self.settings.max_input_chars, what="query")
         top_k = check_top_k(top_k)
         threshold = check_min_relevance(self.settings.min_relevance if min_relevance is None else min_relevance)
-        filters = _checked_filters(filters or SearchFilters())
+        filters = check_filter_time_range(filters or SearchFilters())
         now = as_utc(at) if at else self.clock.now()
         context_text = context if isinstance(context, str) or context is None else "\n".join(context)
 
-        key = self._cache_key(query, top_k, context_text, filters, now, recipe, options, as_of=at is not None,
-                              threshold=threshold)
+        key = cache_key(query, top_k, context_text, filters, now, recipe, options, self.settings,
+                        as_of=at is not None, threshold=threshold)
         # Read before any data is: see memory_core/cache.py.
         generation = self.cache.generation(user_id) if options.use_cache else None
         if generation is not None:
@@ -131,30 +163,37 @@ class RetrievalPipeline:
         rewritten = self.llm.rewrite_query(query, now) or query
         parsed_range = parse_time_range(query, now)
         time_range = merge_time(parsed_range, filters.time_range)
-        speakers = self.legs.speakers_named(user_id, rewritten, recipe)
+        names = speaker_names(rewritten, recipe)
+        speakers = frozenset(self.repo.speakers_present(user_id, names)) if names else frozenset()
         window = None
         if parsed_range is not None:
-            window = self.legs.window_filter(user_id, now, filters, time_range, recipe)
+            window = vector_filter(user_id, now, filters, time_range)
+            told = told_range(recipe, filters, time_range)
+            if told is not None:
+                window = with_told(window, self.repo.ids_with_event_in(
+                    user_id, told.start, told.end, now, limit=recipe.resolved_tuning.event_window_ids))
         timings["rewrite"] = (time.perf_counter() - t) * 1000
 
         notices: list[str] = []
         degraded = False
-        if recipe.keyword and not self.legs.native_keyword:
+        if recipe.keyword and not self.native_keyword:
             server = str(self.vectors.backend_info().get("vector_server_version", "")) or "an older server"
-            notices.append(SQL_KEYWORD_NOTICE.format(server=server))
+            notices.append(sql_keyword.NOTICE.format(server=server))
         # Only an explicit filter is hard. A time the query *names* is a preference: people ask
         # "where did I move from 4 years ago?" about a memory written last month, so the named
         # window boosts what falls inside it (an extra fused leg) instead of hiding the rest.
         flt = vector_filter(user_id, now, filters, filters.time_range)
         try:
-            candidates = self.legs.recall(user_id, rewritten, context_text, flt, now, recipe, timings, window,
-                                          speakers)
+            candidates = self._recall(user_id, rewritten, context_text, flt, now, recipe, timings, window, speakers)
         except Exception as exc:
             log.warning("vector search failed, falling back to SQL keyword search: %s", exc)
             degraded = True
-            notices.append("Memory search is degraded: the vector store is unavailable, so keyword search over "
-                           "the database answered. Results may be less relevant.")
-            candidates = self.legs.sql_recall(user_id, rewritten, now, recipe.resolved_tuning.recall_k, timings)
+            notices.append(DEGRADED)
+            t = time.perf_counter()
+            terms = keyword_tokens(rewritten)
+            candidates = term_count_candidates(self.repo.keyword_candidates(user_id, terms, now), terms,
+                                               recipe.resolved_tuning.recall_k)
+            timings["search"] = (time.perf_counter() - t) * 1000
 
         t = time.perf_counter()
         records = self.repo.get_many([c.memory_id for c in candidates])
@@ -162,7 +201,10 @@ class RetrievalPipeline:
                    if admissible(r, user_id, now, filters, filters.time_range)}
         candidates = [c for c in candidates if c.memory_id in records]
         if recipe.neighbours and not degraded and candidates and recipe.resolved_tuning.neighbour_seeds > 0:
-            add_neighbours(self.repo, candidates, records, user_id, now, filters, recipe)
+            seeds = neighbour_seeds(candidates, recipe)
+            adjacent = self.repo.adjacent_active(user_id, [records[c.memory_id].created_at for c in seeds],
+                                                 neighbour_window(recipe))
+            add_neighbours(candidates, records, seeds, adjacent, user_id, now, filters, recipe)
         # The rewrite may resolve "she" to the name, so both are read.
         mark_answer_matches(candidates, records, f"{query}\n{rewritten}", recipe)
         timings["fetch"] = (time.perf_counter() - t) * 1000
@@ -175,12 +217,11 @@ class RetrievalPipeline:
             timings["rerank"] = (time.perf_counter() - t) * 1000
 
         if not degraded and recipe.dense:
-            self.legs.fill_cosines(user_id, rewritten, speakers, candidates, now, filters)
+            self._fill_cosines(user_id, rewritten, speakers, candidates, now, filters)
         terms, lang, slots = query_terms(rewritten), language(query), slot_terms(query)
         scored = score(candidates, records, now, recipe, self.relevance, terms, lang, slots)
         results = scored.top(threshold, top_k)
-        bearing = (constraints(self.repo, self.relevance, user_id, query, now, scored, terms, lang,
-                               recipe.resolved_tuning.recency_half_life_days) if recipe.core else [])
+        bearing = self._constraints(user_id, query, now, scored, terms, lang, recipe) if recipe.core else []
         context_block = build_context_block(results, self.embedder.count_tokens, self.settings.context_max_tokens)
         constraint_block = build_context_block(bearing, self.embedder.count_tokens, self.settings.context_max_tokens)
         timings["total"] = (time.perf_counter() - started) * 1000
@@ -197,6 +238,100 @@ class RetrievalPipeline:
         self._record(user_id, response, now, options)
         return response
 
+    # ---- recall: the legs' store calls (what they ask and what the hits become: recall.py) ---
+    @property
+    def native_keyword(self) -> bool:
+        return bool(getattr(self.vectors, "native_keyword", True))
+
+    def _recall(self, user_id: str, query: str, context: str | None, flt: VectorFilter, now: datetime,
+                recipe: Recipe, timings: dict[str, float], window: VectorFilter | None,
+                speakers: frozenset[str]) -> list[Candidate]:
+        """Legs: dense on the query, dense on the query read with the recent conversation (when
+        context is given), BM25 on query + context, and both again inside the time window the
+        query names (if any); then the core memories no leg found. The dense legs embed the query
+        without the speakers it names."""
+        tuning = recipe.resolved_tuning
+        k = tuning.recall_k
+        found = Found()
+        vector = context_vector = None
+        if recipe.dense:
+            t = time.perf_counter()
+            texts = dense_texts(query, context, speakers, tuning.context_dense_turns)
+            vectors = self.embedder.embed_queries(texts)
+            vector = vectors[0]
+            self.query_vectors.remember(texts[0], vector)
+            context_vector = vectors[1] if len(texts) > 1 else None
+            timings["embed"] = (time.perf_counter() - t) * 1000
+        t = time.perf_counter()
+        if vector is not None:
+            found.dense(self.vectors.search_dense(vector, flt, k))
+        if context_vector is not None:
+            found.context(self.vectors.search_dense(context_vector, flt, k))
+        words = keyword_query(query, context) if recipe.keyword else ""
+        if words:
+            found.keyword(self._keyword_hits(words, flt, k))
+        if window is not None:
+            if vector is not None:
+                found.window_dense(self.vectors.search_dense(vector, window, k))
+            if words:
+                found.window_keyword(self._keyword_hits(words, window, k))
+        if recipe.core and vector is not None:
+            core_ids = found.unseen(self.repo.core_memory_ids(user_id, now))
+            if core_ids:
+                found.core(self.vectors.search_dense(vector, only_ids(flt, core_ids, now), len(core_ids)))
+        timings["search"] = (time.perf_counter() - t) * 1000
+        return found.candidates()
+
+    def _keyword_hits(self, text: str, flt: VectorFilter, k: int) -> list[VectorHit]:
+        """The BM25 leg: in the vector store, or from SQL where it has no BM25."""
+        if self.native_keyword:
+            return self.vectors.search_keyword(text, flt, k)
+        return self.sql_keyword_hits(text, flt, k)
+
+    def sql_keyword_hits(self, text: str, flt: VectorFilter, limit: int) -> list[VectorHit]:
+        """The keyword leg from SQL, with the signature and meaning of ``VectorStore.search_keyword``
+        (``text`` is pre-segmented keyword text): SQL reads the candidate rows, sql_keyword.py
+        filters and ranks them by BM25."""
+        terms = sql_keyword.leg_terms(text)
+        if not terms:
+            return []
+        rows = self.repo.keyword_candidates(flt.user_id, [sql_keyword.like_term(t) for t in terms],
+                                            sql_keyword.as_of(flt), limit=sql_keyword.CANDIDATES)
+        return sql_keyword.rank_candidates(rows, terms, flt, limit)
+
+    def _fill_cosines(self, user_id: str, query: str, speakers: frozenset[str], candidates: list[Candidate],
+                      now: datetime, filters: SearchFilters) -> None:
+        """The query's cosine for every candidate the dense legs did not return: absolute
+        relevance needs it. One dense search restricted to those ids (exact, a few dozen vectors)."""
+        missing = missing_cosines(candidates)
+        if not missing:
+            return
+        try:
+            text = strip_names(query, speakers)
+            vector = self.query_vectors.get(text)
+            if vector is None:
+                vector = self.embedder.embed_queries([text])[0]
+            flt = only_ids(vector_filter(user_id, now, filters, filters.time_range), missing, now)
+            set_cosines(candidates, self.vectors.search_dense(vector, flt, len(missing)))
+        except Exception as exc:  # relevance then rests on the words alone
+            log.warning("cosines for keyword-only candidates unavailable: %s", exc)
+
+    # ---- ranking's SQL reads ---------------------------------------------------------------
+    def _constraints(self, user_id: str, query: str, now: datetime, scored: RankedResults[Candidate],
+                     terms: frozenset[str], lang: str, recipe: Recipe) -> list[SearchResult]:
+        """The user's constraints that bear on the query (``ranking.constraints``), read only when
+        one may (``may_bear_on``); the reply goes on without them when SQL cannot say."""
+        if not may_bear_on(query):
+            return []
+        try:
+            rows: list[MemoryRecord] = self.repo.constraints(user_id, now)
+        except Exception as exc:  # the log says why
+            log.warning("constraints could not be read: %s", exc)
+            return []
+        return constraints(self.relevance, query, now, scored, rows, terms, lang,
+                           recipe.resolved_tuning.recency_half_life_days)
+
+    # ---- bookkeeping ----------------------------------------------------------------------
     def _relevance(self, c: Candidate, recipe: Recipe) -> float:
         """Fused rank score of one candidate under ``recipe`` (tuned from Settings when it is not)."""
         return fused_relevance(c, recipe.tuned(self.settings))
@@ -218,25 +353,6 @@ class RetrievalPipeline:
                 return False
         return True
 
-    # ---- bookkeeping ----------------------------------------------------------------------
-    def _cache_key(self, query: str, top_k: int, context: str | None, filters: SearchFilters, now: datetime,
-                   recipe: Recipe, options: RetrievalOptions, as_of: bool = False, threshold: float = 0.0) -> str:
-        """The day is part of the key (recency and "yesterday" move with it). A search as of a
-        given instant (``at``) keys on that instant: what was written by then differs within a
-        day, and nothing invalidates a cached answer about the past. The recipe keys by its parts
-        (as the switches that describe it did before recipes, so keys did not change) and by its
-        numbers only where they differ from this engine's Settings."""
-        normalised = " ".join(unicodedata.normalize("NFKC", query).lower().split())
-        fields: dict[str, Any] = {
-            "v": CACHE_FORMAT, "q": normalised, "k": top_k, "c": context or "",
-            "f": filters_json(filters), "day": now.isoformat() if as_of else now.date().isoformat(),
-            "o": recipe.switches() | {"use_cache": options.use_cache, "record": options.record}, "min": threshold,
-        }
-        if recipe.tuning is not None and recipe.tuning != Tuning.from_settings(self.settings):
-            fields["t"] = asdict(recipe.tuning)
-        payload = json.dumps(fields, sort_keys=True, ensure_ascii=False)
-        return hashlib.sha256(payload.encode("utf-8")).hexdigest()
-
     def _record(self, user_id: str, response: SearchResponse, now: datetime, options: RetrievalOptions) -> None:
         if not options.record:
             return
@@ -246,19 +362,3 @@ class RetrievalPipeline:
             cache_hit=response.cache_hit, degraded=response.degraded, results=len(response.results),
             **{f"{stage}_ms": float(t.get(stage, 0.0)) for stage in STAGES},
         ))
-
-
-def _checked_filters(filters: SearchFilters) -> SearchFilters:
-    """An explicit time range in aware UTC (a naive datetime is read as UTC, like everywhere in
-    the engine; comparing it with the query's own aware window raised TypeError), start before end."""
-    tr = filters.time_range
-    if tr is None:
-        return filters
-    for bound in (tr.start, tr.end):
-        if bound is not None and not isinstance(bound, datetime):
-            raise ValidationError(f"time_range bounds must be datetimes, got {type(bound).__name__}")
-    start = as_utc(tr.start) if tr.start is not None else None
-    end = as_utc(tr.end) if tr.end is not None else None
-    if start is not None and end is not None and start >= end:
-        raise ValidationError(f"time_range must start before it ends: {start.isoformat()} >= {end.isoformat()}")
-    return replace(filters, time_range=TimeRange(start=start, end=end, label=tr.label))

@@ -1,17 +1,19 @@
 """The keyword leg of recall from SQL, for a vector store without BM25 (a Milvus server older
 than 2.5; ``VectorStore.native_keyword`` is False there).
 
-Why not the outage fallback (``recall.RecallLegs.sql_recall``): that one stands in for *all* of
+Why not the outage fallback (``recall.term_count_candidates``): that one stands in for *all* of
 recall when Milvus is down, ranks by a count of matched terms and ignores the search filters.
 Here the dense legs still run on the server and only the keyword leg moves, so it must behave
 like the BM25 leg it replaces: the same ``VectorFilter`` (owner, expiry, types, importance, time
 window, id lists), the same tokens (``index_text``, what Milvus' BM25 field would have held),
 and BM25 ranking (k1 1.2, b 0.75, as Milvus).
 
-How: ``SqlRepository.keyword_candidates`` finds the user's active memories whose content
+How: the pipeline (memory_core/retrieval.py, which makes every store call of a search) asks
+``SqlRepository.keyword_candidates`` for the user's active memories whose content
 contains any query term (a ``LIKE`` per term, newest first, at most ``CANDIDATES`` rows); a
 stemmed term is matched by its stem minus a final "e"/"i" ("hike" finds "hiking", "happi" finds
-"happy"); the candidates are then filtered and scored exactly on their tokens. Known losses
+"happy"); this module (pure: it calls no store) then filters the candidates and scores them
+exactly on their tokens. Known losses
 against Milvus BM25: a term that occurs only in a memory's context line or entities (not in its
 content) is not found, document frequencies come from the candidates rather than from all of
 the user's memories, and a user with more than ``CANDIDATES`` matching memories is ranked among
@@ -22,12 +24,11 @@ from __future__ import annotations
 import math
 from collections import Counter
 from datetime import datetime, timezone
-from typing import Sequence
+from typing import Iterable, Sequence
 
 from memory_core.indexing import index_text
 from memory_core.lifecycle import epoch
 from memory_core.records import MemoryRecord
-from memory_core.sql_ports import KeywordCandidates
 from memory_core.vectors.base import VectorFilter, VectorHit
 
 CANDIDATES = 500
@@ -86,23 +87,25 @@ def bm25_rank(query_terms: Sequence[str], docs: dict[str, list[str]], limit: int
     return scored[:limit]
 
 
-class SqlKeywordLeg:
-    """``search(text, flt, limit)`` with the signature and meaning of ``VectorStore.search_keyword``."""
-
-    def __init__(self, repo: KeywordCandidates, candidates: int = CANDIDATES) -> None:
-        self.repo = repo
-        self.candidates = candidates
-
-    def search(self, text: str, flt: VectorFilter, limit: int) -> list[VectorHit]:
-        """``text`` is pre-segmented keyword text (``keyword_text``), as the BM25 leg receives."""
-        terms = list(dict.fromkeys(text.split()))[:MAX_TERMS]
-        if not terms:
-            return []
-        now = datetime.fromtimestamp(flt.now if flt.now is not None else 0, timezone.utc)
-        rows = self.repo.keyword_candidates(flt.user_id, [like_term(t) for t in terms], now, limit=self.candidates)
-        docs = {r.memory_id: index_text(r.content, r.entities, r.context).split() for r in rows if _admitted(r, flt)}
-        return [VectorHit(memory_id=mid, score=score, rank=i)
-                for i, (mid, score) in enumerate(bm25_rank(terms, docs, limit))]
+def leg_terms(text: str) -> list[str]:
+    """The distinct terms of pre-segmented keyword text (``keyword_text``, what the BM25 leg
+    receives), at most ``MAX_TERMS``: what the candidates are looked up by and ranked on."""
+    return list(dict.fromkeys(text.split()))[:MAX_TERMS]
 
 
-__all__ = ["NOTICE", "SqlKeywordLeg", "bm25_rank", "like_term"]
+def as_of(flt: VectorFilter) -> datetime:
+    """The asking time of a filter, as ``keyword_candidates`` takes it."""
+    return datetime.fromtimestamp(flt.now if flt.now is not None else 0, timezone.utc)
+
+
+def rank_candidates(rows: Iterable[MemoryRecord], terms: Sequence[str], flt: VectorFilter,
+                    limit: int) -> list[VectorHit]:
+    """The SQL keyword leg's hits, with the signature and meaning of ``VectorStore.search_keyword``'s
+    answer: the candidate rows the pipeline read (``keyword_candidates`` on ``like_term`` of each of
+    ``terms``) filtered as ``flt`` says and ranked by BM25 on their index tokens."""
+    docs = {r.memory_id: index_text(r.content, r.entities, r.context).split() for r in rows if _admitted(r, flt)}
+    return [VectorHit(memory_id=mid, score=score, rank=i)
+            for i, (mid, score) in enumerate(bm25_rank(terms, docs, limit))]
+
+
+__all__ = ["CANDIDATES", "NOTICE", "as_of", "bm25_rank", "leg_terms", "like_term", "rank_candidates"]

@@ -74,7 +74,7 @@ class MemoryRepository(Protocol):
 
 
 class KeywordCandidates(Protocol):
-    """The SQL keyword leg's one query (``sql_keyword.SqlKeywordLeg``)."""
+    """The SQL keyword leg's one query (``RetrievalPipeline.sql_keyword_hits``; ``sql_keyword`` ranks the rows)."""
 
     def keyword_candidates(self, user_id: str, terms: Sequence[str], now: datetime,
                            limit: int = 200) -> list[MemoryRecord]: ...

@@ -268,6 +268,26 @@ def check_search_filters(filters: object) -> Any:
                    entities=tuple(entities))
 
 
+
+def check_filter_time_range(filters: Any) -> Any:
+    """``filters`` (a ``SearchFilters``) with its explicit time range in aware UTC (a naive
+    datetime is read as UTC, like everywhere in the engine; comparing it with the query's own
+    aware window raised TypeError), start before end."""
+    from memory_core.clock import as_utc
+    from memory_core.types import TimeRange
+
+    tr = filters.time_range
+    if tr is None:
+        return filters
+    for bound in (tr.start, tr.end):
+        if bound is not None and not isinstance(bound, datetime):
+            raise ValidationError(f"time_range bounds must be datetimes, got {type(bound).__name__}")
+    start = as_utc(tr.start) if tr.start is not None else None
+    end = as_utc(tr.end) if tr.end is not None else None
+    if start is not None and end is not None and start >= end:
+        raise ValidationError(f"time_range must start before it ends: {start.isoformat()} >= {end.isoformat()}")
+    return replace(filters, time_range=TimeRange(start=start, end=end, label=tr.label))
+
 def check_memory_query(query: object) -> Any:
     """A ``MemoryQuery`` with checked ids, enums, bounds and paging."""
     from memory_core.records import MemoryQuery

@@ -35,6 +35,7 @@ FAKE_PARTS_FILES: frozenset[str] = frozenset({
     "test_api_outage.py",
     "test_api_ratelimit.py",
     "test_app_pages.py",
+    "test_chat_path.py",
     "test_config.py",
     "test_engine_cache.py",
     "test_engine_isolation.py",

@@ -176,10 +176,10 @@ def test_a_recipe_and_its_switches_share_cached_answers(filled) -> None:  # type
     response = engine.search("u1", QUERY, top_k=10, recipe=narrow, min_relevance=0.0)
     assert not response.cache_hit
 
-    retriever = engine.retriever
-    key = retriever._cache_key(QUERY, 5, None, SearchFilters(), NOW, FULL.tuned(engine.settings),  # noqa: SLF001
-                               RetrievalOptions(), threshold=0.5)
-    from memory_core.response_cache import CACHE_FORMAT, filters_json
+    from memory_core.response_cache import CACHE_FORMAT, cache_key, filters_json
+
+    key = cache_key(QUERY, 5, None, SearchFilters(), NOW, FULL.tuned(engine.settings), RetrievalOptions(),
+                    engine.settings, threshold=0.5)
     before_recipes = json.dumps({
         "v": CACHE_FORMAT, "q": " ".join(unicodedata.normalize("NFKC", QUERY).lower().split()), "k": 5, "c": "",
         "f": filters_json(SearchFilters()), "day": NOW.date().isoformat(), "o": asdict(RetrievalOptions()),

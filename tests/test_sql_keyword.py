@@ -13,7 +13,7 @@ import pytest
 
 from memory_core import FixedClock
 from memory_core.lifecycle import epoch
-from memory_core.sql_keyword import SqlKeywordLeg, bm25_rank, like_term
+from memory_core.sql_keyword import bm25_rank, like_term
 from memory_core.text.keywords import keyword_text
 from memory_core.vectors.base import VectorFilter
 from memory_core.vectors.server_caps import (
@@ -89,31 +89,31 @@ def both_users(make_engine):  # type: ignore[no-untyped-def]
 def test_sql_leg_finds_what_milvus_bm25_finds_and_nothing_of_another_user(both_users) -> None:  # type: ignore[no-untyped-def]
     engine, mine, bobs = both_users
     assert engine.vectors.native_keyword  # Lite has BM25: the reference to compare with
-    leg = SqlKeywordLeg(engine.repo)
+    leg = engine.retriever.sql_keyword_hits  # what the pipeline runs where the store has no BM25
     flt = VectorFilter(user_id="alice", now=epoch(T0 + timedelta(days=60)))
     for query in QUERIES:
         text = keyword_text(query)
         milvus = engine.vectors.search_keyword(text, flt, 5)
-        sql = leg.search(text, flt, 5)
+        sql = leg(text, flt, 5)
         assert sql, query
         assert sql[0].memory_id == milvus[0].memory_id, (query, mine[sql[0].memory_id], mine[milvus[0].memory_id])
         assert {h.memory_id for h in sql} <= set(mine), query  # never bob's, though he wrote the same words
         assert [h.rank for h in sql] == list(range(len(sql)))
-    assert leg.search(keyword_text("spaceship quantum"), flt, 5) == []
-    assert not {h.memory_id for h in leg.search(keyword_text("hiking 芒果"), replace(flt, user_id="carol"), 5)}
-    assert {h.memory_id for h in leg.search(keyword_text("hiking 芒果 Toronto"), replace(flt, user_id='bob" or 1==1'),
-                                             10)} == bobs
+    assert leg(keyword_text("spaceship quantum"), flt, 5) == []
+    assert not {h.memory_id for h in leg(keyword_text("hiking 芒果"), replace(flt, user_id="carol"), 5)}
+    assert {h.memory_id for h in leg(keyword_text("hiking 芒果 Toronto"), replace(flt, user_id='bob" or 1==1'),
+                                      10)} == bobs
 
 
 def test_sql_leg_applies_every_filter_clause(both_users) -> None:  # type: ignore[no-untyped-def]
     engine, mine, _ = both_users
-    leg = SqlKeywordLeg(engine.repo)
+    leg = engine.retriever.sql_keyword_hits
     records = {mid: engine.get(mid) for mid in mine}
     text = keyword_text("hiking 芒果 Jane Toronto peanuts 西湖 跑步")
     base = VectorFilter(user_id="alice", now=epoch(T0 + timedelta(days=60)))
 
     def found(flt: VectorFilter) -> set[str]:
-        return {h.memory_id for h in leg.search(text, flt, 20)}
+        return {h.memory_id for h in leg(text, flt, 20)}
 
     assert found(base) == set(mine)
     late = next(mid for mid, r in records.items() if r.created_at >= T0 + timedelta(days=40))
