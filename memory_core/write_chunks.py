@@ -6,7 +6,7 @@ storing, indexing) can live in modules of their own without importing the pipeli
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Sequence
 
@@ -14,6 +14,19 @@ import numpy as np
 
 from memory_core.indexing import context_key
 from memory_core.types import Analysis
+
+
+CONSTRAINT_IMPORTANCE = 4  # the first importance that never expires (Settings.ttl_days_by_importance)
+
+
+def lasting_constraint(analysis: Analysis) -> Analysis:
+    """A constraint (an allergy, a diet, a condition, a dislike, a "never ...") is kept until the
+    user lifts it, whatever importance the provider gave it: "I really hate mushrooms, the
+    texture makes me gag" was rated 2 by the rules ("I hate mushrooms" 4) and expired after 180
+    days, and the pizza suggested half a year later carried mushrooms."""
+    if analysis.constraint_kind and analysis.importance < CONSTRAINT_IMPORTANCE:
+        return replace(analysis, importance=CONSTRAINT_IMPORTANCE)
+    return analysis
 
 
 @dataclass

@@ -32,7 +32,7 @@ from memory_core.text.pii import redact
 from memory_core.types import MemoryStatus
 from memory_core.validation import check_user_id, clean_text
 from memory_core.vectors.base import VectorStore
-from memory_core.write_chunks import Chunk, cut_into_stages, sources
+from memory_core.write_chunks import Chunk, cut_into_stages, lasting_constraint, sources
 from memory_core.write_dedup import DuplicateFinder
 
 log = logging.getLogger(__name__)
@@ -164,7 +164,7 @@ class WritePipeline:
         pending (stored, vector not written) and the ``(old, new)`` pairs newer-wins superseded.
         ``vectors`` is the stage's embedding, computed on the worker while this runs."""
         for chunk in chunks:
-            chunk.analysis = self.llm.analyze(chunk.text, chunk.at, chunk.context or None)
+            chunk.analysis = lasting_constraint(self.llm.analyze(chunk.text, chunk.at, chunk.context or None))
             chunk.hash = content_hash(self.embedder.name, embed_text(chunk.text))
         for chunk, vector in zip(chunks, vectors.result()):
             chunk.vector = vector

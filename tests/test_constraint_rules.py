@@ -10,6 +10,7 @@ from memory_core.text.constraints import bears_on, constraint_kind, may_bear_on
 CONSTRAINTS = [
     "我对芒果过敏", "I'm allergic to peanuts.", "我吃素", "I'm vegetarian now.", "我有糖尿病",
     "Never call me before 9am.", "我怕狗", "I can't stand cilantro.", "我对青霉素过敏",
+    "I really hate mushrooms, the texture makes me gag.", "我真的受不了茄子的口感",
 ]
 REQUESTS = [
     "给我推荐点好吃的零食", "Suggest a snack for the office party", "我感冒了吃什么药好？",
@@ -23,6 +24,19 @@ NOT_REQUESTS = [
 
 def test_the_constraints_used_here_are_constraints() -> None:
     assert all(constraint_kind(c) is not None for c in CONSTRAINTS)
+
+
+@pytest.mark.parametrize("text", ["I hate Mondays", "I hate my commute", "我讨厌周一", "I really hate traffic"])
+def test_a_dislike_of_no_food_thing_or_activity_is_no_constraint(text: str) -> None:
+    assert constraint_kind(text) is None
+
+
+@pytest.mark.parametrize("query", ["Is a trek to Everest Base Camp a good idea for me?", "去西藏徒步适合我吗",
+                                   "公司组织爬四千米的雪山，我去合适吗", "Should I try scuba diving?"])
+def test_a_question_about_what_suits_the_user_gets_a_medical_condition(query: str) -> None:
+    assert may_bear_on(query)
+    assert bears_on("I have asthma, I always carry an inhaler.", query) and bears_on("我有哮喘", query)
+    assert not bears_on("I can't stand cilantro.", query)  # a food dislike stays off a trek
 
 
 @pytest.mark.parametrize("query", REQUESTS)

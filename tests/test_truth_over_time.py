@@ -124,6 +124,34 @@ def test_a_correction_is_stored_and_replaces_the_old_value(engine, old: str, new
     assert any(h.action == "supersede" for h in history)  # kept, linked, in its history
 
 
+@pytest.mark.parametrize("old,new,query,new_value", [
+    ("我住的酒店房间号是1203", "说错了，是1302", "我房间号是多少", "1302"),
+    ("My locker code is 4821.", "Sorry, I meant 4827.", "What's my locker code?", "4827"),
+])
+def test_a_correction_that_does_not_repeat_the_subject_is_found_by_it(engine, old: str, new: str, query: str,  # type: ignore[no-untyped-def]
+                                                                      new_value: str) -> None:
+    """"说错了，是1302" says nothing of a room: keyed with what it replaced, the asking finds it."""
+    user = User(engine)
+    user.says(old)
+    corrected = user.says(new)
+    assert corrected.created and corrected.replaced_contents == [old]
+    assert user.engine.get(corrected.created[0]).context == old
+    assert new_value in user.top(query)
+
+
+@pytest.mark.parametrize("old,new", [
+    ("我女朋友叫小雨，我们是大学同学", "我们分手了，不想多说"),
+    ("I don't have any pets.", "We adopted a puppy called Mochi!"),
+])
+def test_a_memory_that_ends_a_fact_does_not_take_its_key(engine, old: str, new: str) -> None:  # type: ignore[no-untyped-def]
+    """Not a correction: "我们分手了" must not answer "我女朋友叫什么" in place of the next girlfriend."""
+    user = User(engine)
+    user.says(old)
+    ended = user.says(new, days=100)
+    assert ended.created
+    assert not user.engine.get(ended.created[0]).context
+
+
 # ---- 3. facts about other people, and repeats -------------------------------------------------------
 
 
@@ -177,6 +205,24 @@ def test_a_constraint_reaches_the_reply_and_the_prompt(engine, constraint: str, 
                                   user.engine.clock.now())
     assert prompt[0]["role"] == "system" and constraint not in prompt[0]["content"]
     assert constraint in prompt[1]["content"]  # as quoted data, outside the instructions
+
+
+@pytest.mark.parametrize("constraint,ask", [
+    ("I have asthma, I always carry an inhaler.", "Is a trek to Everest Base Camp a good idea for me?"),
+    ("我有哮喘，换季的时候特别容易犯", "公司组织爬四千米的雪山，我去合适吗"),
+    ("I really hate mushrooms, the texture makes me gag.", "We're ordering pizza, what toppings should I get?"),
+    ("我真的受不了茄子的口感", "晚饭做点什么菜好"),
+])
+def test_a_condition_or_dislike_reaches_a_request_it_bears_on(engine, constraint: str, ask: str) -> None:  # type: ignore[no-untyped-def]
+    """Months of small talk later, a request no lexicon names ("a trek", "雪山", "toppings") still
+    gets the condition or dislike; the joke does not."""
+    user = User(engine)
+    user.says(constraint)
+    user.says("Kickoff went well I think" if constraint.isascii() else "追完了一部剧 好上头", days=90)
+    user.says(ask, days=200)
+    assert [c.content for c in user.last_info.constraints] == [constraint]
+    user.says("Tell me a joke" if constraint.isascii() else "讲个笑话", days=1)
+    assert user.last_info.constraints == []
 
 
 # ---- 5. small talk pulls in nothing; importance is one scale ---------------------------------------

@@ -28,6 +28,8 @@ from memory_core.maintenance.merge import brief
 from memory_core.parts import EngineParts
 from memory_core.records import MemoryRecord
 from memory_core.records import snapshot
+from memory_core.text.facts import says_correction
+from memory_core.text.keywords import keyword_tokens
 from memory_core.types import MemoryStatus
 from memory_core.validation import check_memory_id
 from memory_core.vectors.base import VectorFilter, VectorHit
@@ -131,7 +133,38 @@ def supersede(parts: EngineParts, older: MemoryRecord, newer: MemoryRecord, acto
                                 actor=actor, at=now, before=snapshot(older), after=snapshot(after),
                                 note=f"replaced by newer memory {newer.memory_id}: {newer.content[:200]}")
         _inherit_importance(parts, session, older, newer, actor, now)
+        _inherit_key(parts, session, older, newer, actor, now)
     return True
+
+
+KEY_MAX_CHARS = 500  # of the replaced statement, as the newer memory's key
+
+
+def _inherit_key(parts: EngineParts, session: object, older: MemoryRecord, newer: MemoryRecord,
+                 actor: str, now: datetime) -> None:
+    """A correction that does not say what it corrects is keyed with the statement it replaced.
+
+    "说错了，是1302" replacing "我住的酒店房间号是1203", or "Sorry, I meant A-" replacing "My
+    blood type is A+", shares no word with the question that should find it ("我房间号是多少",
+    "What's my blood type?"): on its own it was never recalled, and the fact was lost the moment
+    it was corrected. The replaced text becomes the newer memory's context (the key a reply gets
+    from the question it answers: embedded and indexed with it, never shown as its content).
+    Only when the newer one says it corrects (``says_correction``: "sorry, I meant", 说错了,
+    其实是), has no key of its own and shares no keyword with the older one: a restatement ("My
+    dentist is Dr. Obi now") is found by its own words, and a memory that ends or follows a fact
+    ("我们分手了", "我们结婚五年了") must not take over the questions that fact answered (measured:
+    keyed so, each outranked the current answer). The caller re-indexes."""
+    current = parts.repo.get(newer.memory_id, session)
+    if current is None or current.context or current.status is not MemoryStatus.ACTIVE:
+        return
+    if not says_correction(current.content) or set(keyword_tokens(current.content)) & set(keyword_tokens(older.content)):
+        return
+    parts.repo.update_fields(session, current.memory_id, context=older.content[:KEY_MAX_CHARS],
+                              vector_written=False, updated_at=now)
+    after = parts.repo.get(current.memory_id, session)
+    parts.repo.add_history(session, memory_id=current.memory_id, user_id=current.user_id, action="update",
+                            actor=actor, at=now, before=snapshot(current), after=snapshot(after) if after else None,
+                            note=f"keyed with the statement it replaced ({older.memory_id})")
 
 
 def _inherit_importance(parts: EngineParts, session: object, older: MemoryRecord, newer: MemoryRecord,
@@ -210,8 +243,9 @@ def resolve_conflicts(parts: EngineParts, memory_ids: Sequence[str], actor: str,
         _drop_vectors(parts, superseded)
     raised = [r for r in parts.repo.get_many(sorted({new for _old, new in pairs})).values()
               if not r.vector_written and r.status is MemoryStatus.ACTIVE]
-    if raised:
-        reindex(parts, raised, {r.memory_id: given[r.memory_id] for r in raised if r.memory_id in given})
+    if raised:  # a vector computed before a key was inherited (``_inherit_key``) is not reused
+        reindex(parts, raised, {r.memory_id: given[r.memory_id] for r in raised if r.memory_id in given
+                                and r.context == loaded.get(r.memory_id, r).context})
     return pairs
 
 

@@ -61,7 +61,10 @@ _TOPICS: dict[str, re.Pattern[str]] = {
         r"cuisine|barbecue|bbq|grill|potluck|picnic|party|treat|treats|mango|peanut|peanuts|nut|nuts|shellfish|"
         r"seafood|shrimp|fish|meat|pork|beef|chicken|egg|eggs|dairy|milk|cheese|gluten|wheat|soy|sesame|"
         r"vegetarian|vegan|halal|kosher|spicy|cilantro|garlic|onion|sushi|pizza|burger|salad|sandwich|"
-        r"allergic|allergy|allergies|diet)\b", _I),
+        r"allergic|allergy|allergies|diet|mushrooms?|olives?|tomato(?:es)?|onions|coriander|eggplants?|aubergines?|"
+        r"tofu|liver|anchov(?:y|ies)|pickles?|broccoli|celery|durian|avocados?|beans|oysters?|mayo|mayonnaise|"
+        r"toppings?|taste|tastes|texture|flavou?rs?|smell of)\b|"
+        r"蘑菇|香菇|茄子|苦瓜|榴莲|芹菜|肥肉|内脏|韭菜|洋葱|茴香|折耳根|臭豆腐|味道|口感", _I),
     "drink": re.compile(
         r"喝|饮|酒|咖啡|茶|奶茶|果汁|可乐|饮料|饮品|啤酒|红酒|白酒|鸡尾酒|"
         r"\b(?:drink|drinks|drinking|beverage|beverages|coffee|tea|latte|espresso|juice|soda|beer|wine|cocktail|"
@@ -94,6 +97,11 @@ _REQUEST_WORDS = re.compile(
     r"any good|good place|where to|what to|recipe|menu|invite|host|take me|treat)\b", _I)
 
 
+# A question about what suits the user ("Is a trek to Everest Base Camp a good idea for me?",
+# "跑马拉松适合我吗"): a medical condition bears on it whatever its topic, known or not.
+_ABOUT_ME = re.compile(
+    r"\b(?:for me|good idea|safe for me|ok for me|okay for me|should i|can i|could i|am i able|is it (?:ok|okay|safe|wise))\b|"
+    r"适合我|对我|合适(?:吗|么|嘛|不)|我(?:能|可以|适合)[^。！？!?]{0,20}(?:吗|么|嘛)|我能不能|我可不可以|我该不该", _I)
 _NO_ANSWER = re.compile(r"^\W*(?:no\b|nope\b|none\b|not really\b|nothing\b|not that i know|没有|没|不|无|并没有)", _I)
 
 
@@ -155,13 +163,15 @@ def bears_on(constraint: str, query: str) -> bool:
     mine = _merge_food(topics(constraint))
     if not mine or _MEDICAL.search(constraint):
         return True
-    return bool(mine & asked)
+    return bool(mine & asked)  # a topicless question about the user gets only the above
 
 
 def may_bear_on(query: str) -> bool:
-    """Whether any constraint can bear on ``query``: it asks for something and has a topic.
-    When not, ``bears_on`` is False for every constraint, so a search need not read them."""
-    return asks_for_something(query) and bool(topics(query))
+    """Whether any constraint can bear on ``query``: it asks for something and has a topic, or
+    asks what suits the user (``_ABOUT_ME``: no lexicon names every activity, and asthma bears on
+    "a trek to Everest Base Camp"). When not, ``bears_on`` is False for every constraint, so a
+    search need not read them."""
+    return asks_for_something(query) and (bool(topics(query)) or _ABOUT_ME.search(query) is not None)
 
 
 def _merge_food(found: frozenset[str]) -> frozenset[str]:
