@@ -152,6 +152,33 @@ def test_a_memory_that_ends_a_fact_does_not_take_its_key(engine, old: str, new: 
     assert not user.engine.get(ended.created[0]).context
 
 
+@pytest.mark.parametrize("assistant,answer,query,value", [
+    ("When did you move to Canada?", "2019, right before covid hit", "How long have I been living in Canada?", "2019"),
+    ("你是哪里人呀？", "湖南邵阳的", "我老家是哪的", "邵阳"),
+])
+def test_an_answer_about_where_the_user_comes_from_lasts(engine, assistant: str, answer: str, query: str,  # type: ignore[no-untyped-def]
+                                                         value: str) -> None:
+    """A short answer to the assistant's question about a lasting fact is still there 200 days on."""
+    user = User(engine)
+    remembered = user.says(answer, assistant=assistant)
+    assert remembered.created
+    assert user.engine.get(remembered.created[0]).expires_at is None
+    user.day += 200
+    assert value in user.top(query)
+
+
+@pytest.mark.parametrize("assistant,answer", [
+    ("Where are you from?", "I'd rather not say"),
+    ("Do you work today?", "Yes, till 5"),
+    ("你是哪里人呀？", "不告诉你"),
+])
+def test_a_refusal_or_a_yes_is_not_kept_as_a_lasting_fact(engine, assistant: str, answer: str) -> None:  # type: ignore[no-untyped-def]
+    user = User(engine)
+    remembered = user.says(answer, assistant=assistant)
+    for memory_id in remembered.created:
+        assert user.engine.get(memory_id).expires_at is not None
+
+
 # ---- 3. facts about other people, and repeats -------------------------------------------------------
 
 

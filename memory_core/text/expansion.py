@@ -25,6 +25,9 @@ _SLOTS: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ("phone", re.compile(r"\bmy\s+(?:phone|mobile|cell)(?:\s+number)?\b|电话|手机号", re.IGNORECASE),
      "phone number mobile call 电话 手机 号码"),
     ("email", re.compile(r"\bmy\s+e-?mail\b|邮箱", re.IGNORECASE), "email e-mail address 邮箱 邮件"),
+    ("origin", re.compile(r"\bwhere\b.*\b(?:am|was|were) (?:i|we) (?:from|born|raised)\b|\bwhere\b.*\b(?:i|we) grew up\b|"
+                r"\bmy\s+hometown\b|老家|家乡|籍贯|哪里人|哪儿人|哪的人|在哪(?:里|儿)?出生|出生在哪", re.IGNORECASE),
+     "from hometown grew born raised 老家 家乡 籍贯 出生 人"),
 )
 
 

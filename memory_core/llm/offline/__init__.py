@@ -43,6 +43,7 @@ from memory_core.llm.offline.reply import (
 )
 from memory_core.llm.offline.rewrite import rewrite_query_text
 from memory_core.llm.offline.slots import (
+    answers_a_lasting_question,
     answers_a_slot,
     slot_statement,
     states_a_slot_or_preference,
@@ -71,7 +72,7 @@ class OfflineLLM(LLMProvider):
             answered = f"{as_asked_of_me(question)} {clean}"  # the user's question: "Do I have pets?"
             if (with_question := importance_of(answered, now)) > importance:
                 importance, memory_type = with_question, memory_type_of(answered, now)
-            if importance < 4 and answers_a_slot(clean, context):
+            if importance < 4 and (answers_a_slot(clean, context) or answers_a_lasting_question(clean, context)):
                 # "Where do you live?" -> "Lisbon, by the river": the answer states a slot (home,
                 # work, phone, e-mail), which is kept like "I live in Lisbon" ("I'd rather not
                 # say" states none).

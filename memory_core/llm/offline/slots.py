@@ -65,6 +65,7 @@ _SLOT_STATEMENTS: dict[str, tuple[str, str]] = {
     "employer": ("I work at {}", "我就职于{}"),
     "phone": ("My phone number is {}", "我的手机号是{}"),
     "email": ("My email is {}", "我的邮箱是{}"),
+    "origin": ("I am from {}", "我老家是{}"),
 }
 # "What's your favourite colour?" -> "my favourite colour": an attribute question.
 _ATTR_QUESTION_EN = re.compile(r"^\s*(?:and |so )?(?:what|which|who)(?:'s| is| are)\s+my\s+(?P<a>[a-z][a-z '\-]{1,40}?)"
@@ -108,6 +109,32 @@ def slot_statement(text: str, context: str | None) -> str:
     if asked:
         return f"我的{asked.group('a')}是{value}"
     return text
+
+
+# Topics of a question about the user whose answer lasts (one value at a time, kept until changed).
+_LASTING_TOPICS = frozenset({"home", "job", "partner", "school", "vehicle", "doctor", "dentist", "bank"})
+_ORIGIN_QUESTION = re.compile(r"哪里人|哪儿人|哪的人|老家|籍贯|出生|\bwhere (?:are|were) you (?:from|born|raised)\b|"
+                              r"\bwhere did you grow up\b|\bhometown\b|\bborn\b", _I)
+
+
+_ASKS_YOU_WHAT = re.compile(
+    r"(?=.*\b(?:you|your)\b)(?=.*\b(?:what|where|when|which|who|how long|how old)\b)|"
+    r"(?=.*[你您])(?=.*(?:什么|哪|几|谁|多久|多少|啥))", _I)
+
+
+def answers_a_lasting_question(text: str, context: str | None) -> bool:
+    """Whether ``text`` gives a value to a question about the user's lasting facts: where they
+    come from or live, their work, partner or school ("2019, right before covid hit" to "When did
+    you move to Canada?", "湖南邵阳的" to "你是哪里人呀？"). Such an answer is what the assistant
+    asked to learn; read alone it looks like small talk (rated 2, gone in 180 days) and was lost
+    before it was asked about. A refusal or "the same" gives no value."""
+    question = asked_question(context or "")
+    answer = text.strip()
+    if not question or not answer or _NO_VALUE_RE.search(answer) or _QUESTION_END.search(answer):
+        return False
+    if not _ASKS_YOU_WHAT.search(question):  # "Do you work today?" -> "Yes, till 5" is no lasting fact
+        return False
+    return bool(topics_of(as_asked_of_me(question)) & _LASTING_TOPICS) or _ORIGIN_QUESTION.search(question) is not None
 
 
 def answers_a_slot(text: str, context: str | None) -> bool:
