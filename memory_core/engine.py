@@ -4,9 +4,9 @@
 embedder, LLM, cache, clock, reranker), so tests and benchmarks swap a backend without
 patching. ``open_memory()`` builds the default parts from settings.
 
-The facade validates and delegates: writing to the write pipeline, searching to the retrieval
-pipeline, edits and status changes to ``lifecycle_ops``, reconcile and conflict resolution to
-``maintenance``. Those take ``self.parts`` (an ``EngineParts``), never the engine, so nothing
+The facade validates and delegates: writing (with its near-duplicate and newer-wins steps) to
+the write pipeline, searching to the retrieval pipeline, edits and status changes to
+``lifecycle_ops``, reconcile to ``maintenance``. Those take ``self.parts`` (an ``EngineParts``), never the engine, so nothing
 below the facade imports it.
 """
 from __future__ import annotations
@@ -25,7 +25,6 @@ from memory_core.engine_reads import EngineReads
 from memory_core.errors import ValidationError
 from memory_core.llm.base import LLMProvider
 from memory_core.logs import request_context
-from memory_core.maintenance.conflicts import resolve_conflicts
 from memory_core.maintenance.reconcile_job import reconcile
 from memory_core.parts import EngineParts
 from memory_core.ratelimit import WriteRateLimiter
@@ -89,8 +88,7 @@ class MemoryEngine(EngineReads, EngineJobs):
         clock = clock or SystemClock()
         self.reranker = reranker
         self.recorder = Recorder(repo)
-        self.writer = WritePipeline(settings, repo, vectors, embedder, llm, cache, clock,
-                                    after_write=self._resolve_conflicts)
+        self.writer = WritePipeline(settings, repo, vectors, embedder, llm, cache, clock)
         self.retriever = RetrievalPipeline(settings, repo, vectors, embedder, llm, cache, clock,
                                            self.recorder, reranker)
         self.parts = EngineParts(settings=settings, repo=repo, vectors=vectors, embedder=embedder, llm=llm,
@@ -166,12 +164,6 @@ class MemoryEngine(EngineReads, EngineJobs):
             self.write_limiter.charge(parsed)
         with request_context():
             return self.writer.add_many(parsed, actor=actor, stage_chunks=stage_chunks)
-
-    def _resolve_conflicts(self, created: dict[str, MemoryRecord], vectors: dict[str, Any],
-                           actor: str) -> list[tuple[str, str]]:
-        """Newer wins: older memories that the new ones contradict become superseded (kept,
-        linked). Returns the ``(old_id, new_id)`` pairs."""
-        return resolve_conflicts(self.parts, list(created), actor, vectors=vectors, records=created)
 
     # ---- read -----------------------------------------------------------------------------
     def search(

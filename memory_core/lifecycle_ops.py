@@ -1,8 +1,8 @@
 """A memory's life after it is written: edit, expire, restore, supersede-undo, delete, erase.
 
 One module for every status change, used by the engine's facade (a person's edit, expiry,
-restore or deletion) and by the maintenance jobs (the expiry job extends and expires, conflict
-resolution and merges re-index), so each rule lives once: every change is conditional on what
+restore or deletion) and by the maintenance jobs (the expiry job extends and expires, merges
+re-index), so each rule lives once: every change is conditional on what
 was read, writes a history entry with before and after, and keeps the vector store and the
 cache in step (a failed vector write leaves the row pending for reconcile, never wrong).
 

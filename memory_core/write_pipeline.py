@@ -5,8 +5,12 @@ then the vector is upserted, then the row is marked written (only if its content
 the one embedded). A crash or a Milvus failure anywhere after the commit leaves a pending row
 that ``reconcile()`` indexes later; the caller is told which memories are pending.
 
-The chunks and their stages are memory_core/write_chunks.py; which chunks repeat a memory (and
-so refresh it instead of adding a copy) is memory_core/write_dedup.py.
+Functional core, imperative shell: this module makes every store call of a write (the rows, the
+history, the vectors, and the reads the near-duplicate and newer-wins rules look at), and
+memory_core/write_chunks.py (items, chunks, rows, results), write_dedup.py (which chunks repeat a
+memory, and so refresh it instead of adding a copy) and conflict_rules.py (which older memories
+a new one replaces) only compute, on what it read. So a chat message's write reaches a store in
+five files (page -> service -> engine -> this pipeline -> adapter; tests/test_chat_path.py).
 """
 from __future__ import annotations
 
@@ -16,53 +20,39 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from memory_core import conflict_rules as rules
 from memory_core.cache import ResultCache
-from memory_core.clock import Clock, as_utc
+from memory_core.clock import Clock
 from memory_core.config import Settings
 from memory_core.embedding.base import Embedder
-from memory_core.errors import ValidationError
 from memory_core.indexing import embed_text, vector_record
-from memory_core.lifecycle import content_hash, expires_at_for
+from memory_core.lifecycle import content_hash
 from memory_core.llm.base import LLMProvider
 from memory_core.records import AddItem, AddResult, MemoryRecord, snapshot
 from memory_core.sql_ports import SqlRepositoryPort
-from memory_core.text.chunking import chunk_text
-from memory_core.text.event_time import event_span
-from memory_core.text.pii import redact
 from memory_core.types import MemoryStatus
-from memory_core.validation import check_user_id, clean_text
-from memory_core.vectors.base import VectorStore
-from memory_core.write_chunks import Chunk, cut_into_stages, lasting_constraint, sources
-from memory_core.write_dedup import DuplicateFinder
+from memory_core.vectors.base import VectorFilter, VectorHit, VectorStore
+from memory_core.write_chunks import (
+    Chunk,
+    absorb_fields,
+    check_stage_chunks,
+    chunk_items,
+    cut_into_stages,
+    lasting_constraint,
+    prepare_item,
+    results,
+    row_values,
+)
+from memory_core.write_dedup import DuplicateFinder, by_time, by_user
 
 log = logging.getLogger(__name__)
 
 
 class WritePipeline:
-    def __init__(
-        self,
-        settings: Settings,
-        repo: SqlRepositoryPort,
-        vectors: VectorStore,
-        embedder: Embedder,
-        llm: LLMProvider,
-        cache: ResultCache,
-        clock: Clock,
-        after_write: Callable[[dict[str, MemoryRecord], dict[str, np.ndarray], str],
-                              Sequence[tuple[str, str]] | None] | None = None,
-    ) -> None:
-        """``after_write(created_records_by_id, vectors_by_id, actor)`` runs once new memories are
-        stored and indexed (the engine resolves newer-wins conflicts there) and returns the
-        ``(old_id, new_id)`` pairs it superseded, which each ``AddResult`` reports; its failure
-        never fails the write, which has already landed."""
-        self.after_write = after_write
-        self.settings = settings
-        self.repo = repo
-        self.vectors = vectors
-        self.embedder = embedder
-        self.llm = llm
-        self.cache = cache
-        self.clock = clock
+    def __init__(self, settings: Settings, repo: SqlRepositoryPort, vectors: VectorStore, embedder: Embedder,
+                 llm: LLMProvider, cache: ResultCache, clock: Clock) -> None:
+        self.settings, self.repo, self.vectors, self.embedder = settings, repo, vectors, embedder
+        self.llm, self.cache, self.clock = llm, cache, clock
 
     @property
     def chunk_limit(self) -> int:
@@ -86,18 +76,12 @@ class WritePipeline:
         A failure (the model, SQL) stops the write at its stage: earlier stages stay stored, and
         the error says how many items landed; writing the batch again folds those into their
         stored copies (same content hash) instead of duplicating them."""
-        if stage_chunks is not None and (isinstance(stage_chunks, bool) or not isinstance(stage_chunks, int)
-                                         or stage_chunks < 1):
-            raise ValidationError(f"stage_chunks must be a positive integer, got {stage_chunks!r}")
+        check_stage_chunks(stage_chunks)
         if not items:
             return []
-        prepared = [self._prepare(index, item, len(items)) for index, item in enumerate(items)]
-        chunks: list[Chunk] = []
-        for index, (item, user_id, text, _kinds, context) in enumerate(prepared):
-            at = as_utc(item.at) if item.at else self.clock.now()
-            for piece in chunk_text(text, self.chunk_limit, self.settings.chunk_overlap_tokens, self.embedder.count_tokens):
-                chunks.append(Chunk(index, user_id, piece, at, item.session_id, dict(item.metadata or {}),
-                                     sources(item.source), context))
+        prepared = [prepare_item(self.settings, index, item, len(items)) for index, item in enumerate(items)]
+        chunks = chunk_items(prepared, self.chunk_limit, self.settings.chunk_overlap_tokens,
+                             self.embedder.count_tokens, self.clock)
         stages = cut_into_stages(chunks, self.settings.write_stage_chunks if stage_chunks is None else stage_chunks)
         pending: set[str] = set()
         replaced: dict[str, list[str]] = {}  # new memory id -> the ids it superseded
@@ -129,34 +113,7 @@ class WritePipeline:
         finally:
             worker.shutdown(wait=False, cancel_futures=True)
 
-        results: list[AddResult] = []
-        mine_by_item: dict[int, list[Chunk]] = {}
-        for chunk in chunks:
-            mine_by_item.setdefault(chunk.item_index, []).append(chunk)
-        for index, (_item, _user, _text, kinds, _context) in enumerate(prepared):
-            mine = mine_by_item.get(index, [])
-            results.append(AddResult(
-                memory_ids=[c.duplicate_of or c.memory_id for c in mine],
-                created=[c.memory_id for c in mine if c.duplicate_of is None],
-                deduplicated=[c.duplicate_of for c in mine if c.duplicate_of is not None],
-                redactions=kinds,
-                pending_index=[c.memory_id for c in mine if c.memory_id in pending],
-                superseded=[old for c in mine if c.duplicate_of is None for old in replaced.get(c.memory_id, [])],
-            ))
-        return results
-
-    def _prepare(self, index: int, item: AddItem, count: int) -> tuple[AddItem, str, str, list[str], str]:
-        """Validate and redact one item: (item, user id, redacted text, PII kinds, context key)."""
-        try:
-            user_id = check_user_id(item.user_id)
-            text = clean_text(item.content, self.settings.max_input_chars)
-            context = self._context(item.context)
-        except ValidationError as exc:
-            raise ValidationError(f"item {index}: {exc}" if count > 1 else str(exc)) from exc
-        if item.metadata is not None and not isinstance(item.metadata, dict):
-            raise ValidationError(f"item {index}: metadata must be a dict")
-        redaction = redact(text)
-        return item, user_id, redaction.text, sorted(set(redaction.kinds)), context
+        return results(prepared, chunks, pending, replaced)
 
     def _write_stage(self, chunks: list[Chunk], vectors: Future[np.ndarray],
                      actor: str) -> tuple[set[str], list[tuple[str, str]]]:
@@ -168,33 +125,56 @@ class WritePipeline:
             chunk.hash = content_hash(self.embedder.name, embed_text(chunk.text))
         for chunk, vector in zip(chunks, vectors.result()):
             chunk.vector = vector
-        DuplicateFinder(self.settings, self.repo, self.vectors).mark(chunks)
+        self._mark_duplicates(chunks)
         created = self._store(chunks, actor)
         new_chunks = [c for c in chunks if c.duplicate_of is None and c.memory_id in created]
         pending = self._index(new_chunks, created)
         self._refresh_absorbed({c.duplicate_of for c in chunks if c.duplicate_of is not None})
         pairs: list[tuple[str, str]] = []
-        if self.after_write is not None and new_chunks:
+        if new_chunks:  # newer wins: older memories the new ones contradict become superseded
             try:
-                pairs = list(self.after_write({c.memory_id: created[c.memory_id] for c in new_chunks},
-                                              {c.memory_id: c.vector for c in new_chunks if c.vector is not None},
-                                              actor) or [])
+                pairs = self.newer_wins().resolve([created[c.memory_id] for c in new_chunks],
+                                                  {c.memory_id: c.vector for c in new_chunks if c.vector is not None},
+                                                  actor)
             except Exception as exc:
-                log.warning("post-write step failed (the memories are stored): %s", exc)
+                log.warning("newer-wins step failed (the memories are stored): %s", exc)
         for user_id in {c.user_id for c in chunks}:
             self.cache.invalidate_user(user_id)
         return pending, pairs
 
     # ---- steps --------------------------------------------------------------------------
-    def _context(self, raw: str | None) -> str:
-        """The turn a text answered, made safe to store: cleaned, PII-redacted, and cut to its
-        last ``context_key_chars`` characters (a question sits at the end of a reply; a long
-        context would drown the memory's own meaning in its key). Empty or absent: no context."""
-        if raw is None or (isinstance(raw, str) and not raw.strip()):
-            return ""
-        text = redact(clean_text(raw, self.settings.max_input_chars, what="context")).text
-        limit = self.settings.context_key_chars
-        return text if len(text) <= limit else "…" + text[-limit:].lstrip()
+    def _mark_duplicates(self, chunks: list[Chunk]) -> None:
+        """Read what the near-duplicate rules look at, batched per user (was one SQL lookup and
+        one vector search per chunk, ~15 ms each on a store of 1,000 memories per user): the
+        active memories with the chunks' content hashes, each chunk's nearest stored vectors and
+        the rows of the close ones; ``DuplicateFinder`` marks the repeats (nothing is written)."""
+        finder = DuplicateFinder(self.settings)
+        for user_id, mine in by_user(chunks).items():
+            existing_ids = self.repo.hashes_to_ids(user_id, [c.hash for c in mine])
+            nearest = self._nearest(user_id, mine)
+            finder.mark(user_id, mine, existing_ids, nearest, self._rows(finder.close_ids(mine, existing_ids, nearest)))
+
+    def _nearest(self, user_id: str, chunks: list[Chunk]) -> dict[int, list[VectorHit]]:
+        """The 3 nearest stored vectors of each chunk (keyed by ``id(chunk)``), one batched search
+        per distinct expiry cut-off (the chunk's time); empty when the store is down."""
+        out: dict[int, list[VectorHit]] = {}
+        for now, group in by_time(chunks).items():
+            try:
+                hits = self.vectors.search_dense_many([c.vector for c in group],
+                                                      VectorFilter(user_id=user_id, now=now), limit=3)
+            except Exception as exc:  # the store being down must not block writing
+                log.warning("near-duplicate check skipped (vector store unavailable): %s", exc)
+                continue
+            out.update((id(c), h) for c, h in zip(group, hits))
+        return out
+
+    def _rows(self, memory_ids: Sequence[str], batch: int = 500) -> dict[str, MemoryRecord]:
+        """The stored rows of ``memory_ids`` (distinct, in reads of at most ``batch`` ids)."""
+        ids = sorted(set(memory_ids))
+        rows: dict[str, MemoryRecord] = {}
+        for start in range(0, len(ids), batch):
+            rows.update(self.repo.get_many(ids[start:start + batch]))
+        return rows
 
     def _store(self, chunks: list[Chunk], actor: str) -> dict[str, MemoryRecord]:
         """One transaction: new rows (vector pending), duplicate bumps, and their history.
@@ -209,21 +189,7 @@ class WritePipeline:
                 if chunk.duplicate_of is not None:
                     absorbed.setdefault(chunk.duplicate_of, []).append(chunk)
                     continue
-                analysis = chunk.analysis
-                assert analysis is not None
-                event = event_span(chunk.text, chunk.at)
-                values = dict(
-                    memory_id=chunk.memory_id, user_id=chunk.user_id, session_id=chunk.session_id,
-                    content=chunk.text, summary=analysis.summary, importance=analysis.importance,
-                    memory_type=analysis.memory_type.value, entities=analysis.entities, meta=chunk.meta,
-                    status=MemoryStatus.ACTIVE.value, created_at=chunk.at, updated_at=chunk.at,
-                    expires_at=expires_at_for(analysis.importance, chunk.at, ttl), expired_at=None,
-                    source=chunk.source, access_count=0, last_accessed_at=None, superseded_by=None,
-                    merged_from=[], vector_written=False, content_hash=chunk.hash, context=chunk.key_context or None,
-                    event_start=event.start if event else None, event_end=event.end if event else None,
-                    constraint_kind=analysis.constraint_kind,
-                )
-                stored.append((chunk, self.repo.insert(session, values)))
+                stored.append((chunk, self.repo.insert(session, row_values(chunk, ttl))))
             # One flush for the batch (was one per row, with a read-back: a third of the
             # non-model time of add_many), then the history rows, which need no read-back.
             session.flush()
@@ -244,24 +210,12 @@ class WritePipeline:
         before = self.repo.get(memory_id, session)
         if before is None:  # an earlier chunk of this batch that was itself stored above
             return
-        latest = max(c.at for c in copies)
-        importance = max([before.importance] + [c.analysis.importance for c in copies if c.analysis])
-        sources = list(dict.fromkeys(before.source + [s for c in copies for s in c.source]))
-        fields: dict[str, Any] = dict(
-            access_count=before.access_count + len(copies),
-            updated_at=max(before.updated_at, latest),
-            last_accessed_at=latest,
-            source=sources,
-            importance=importance,
-        )
-        if importance != before.importance:
-            fields["expires_at"] = expires_at_for(importance, before.created_at, self.settings.ttl_days_by_importance)
-            fields["vector_written"] = False  # importance and expiry live in the vector record too
+        fields = absorb_fields(before, copies, self.settings.ttl_days_by_importance)
         self.repo.update_fields(session, memory_id, **fields)
         after = self.repo.get(memory_id, session)
         assert after is not None
         self.repo.add_history(session, memory_id=memory_id, user_id=before.user_id, action="dedup", actor=actor,
-                              at=latest, before=snapshot(before), after=snapshot(after),
+                              at=max(c.at for c in copies), before=snapshot(before), after=snapshot(after),
                               note=f"absorbed {len(copies)} near-duplicate(s)")
 
     def _index(self, chunks: list[Chunk], records: dict[str, MemoryRecord]) -> set[str]:
@@ -291,6 +245,11 @@ class WritePipeline:
         except Exception as exc:  # the write has landed; reconcile indexes whatever is left pending
             log.warning("re-index of %d deduplicated memories failed; left for reconcile: %s", len(memory_ids), exc)
 
+    def newer_wins(self) -> "NewerWins":
+        """The conflict step with this pipeline's current parts, indexing through ``index_records``."""
+        return NewerWins(self.settings, self.repo, self.vectors, self.embedder, self.llm, self.cache, self.clock,
+                         self.index_records)
+
     def index_records(self, records: Sequence[MemoryRecord], known: Mapping[str, np.ndarray] | None = None) -> int:
         """(Re-)embed and upsert stored memories, then mark them written. Used by edits,
         restores and reconcile so every path indexes a memory identically. ``known`` may give
@@ -315,3 +274,117 @@ class WritePipeline:
         for user_id, memory_ids in retired.items():
             self.vectors.delete(memory_ids, user_id=user_id)
         return len(records)
+
+
+class NewerWins:
+    """Newer wins, the store side: the reads the rules need and the writes they decide
+    (memory_core/conflict_rules.py says which older memories a new one replaces and how).
+    Defined here so the write pipeline alone calls the stores of a write; the maintenance entry
+    point (``maintenance.conflicts.resolve_conflicts``) builds one from the engine's parts."""
+
+    def __init__(self, settings: Settings, repo: SqlRepositoryPort, vectors: VectorStore, embedder: Embedder,
+                 llm: LLMProvider, cache: ResultCache, clock: Clock, index: Callable[..., Any]) -> None:
+        self.settings, self.repo, self.vectors, self.embedder = settings, repo, vectors, embedder
+        self.llm, self.cache, self.clock, self.index = llm, cache, clock, index
+
+    def resolve(self, records: Sequence[MemoryRecord], vectors: Mapping[str, np.ndarray],
+                actor: str) -> list[tuple[str, str]]:
+        """For each of ``records`` (just written, as stored), supersede the older memories it
+        contradicts; returns ``(old_id, new_id)`` pairs. ``vectors``: passage embeddings already
+        computed (the others are embedded). ``supersede`` re-checks the status in its UPDATE, so
+        a stale copy cannot supersede a memory that changed meanwhile. Never raises for an LLM
+        failure on one pair (that pair is left alone and logged)."""
+        # A memory the provider says can contradict nothing (no slot, no preference, for the rules)
+        # is skipped before any candidate is searched or loaded: most of a write's conflict time.
+        news = sorted((r for r in records if r.status is MemoryStatus.ACTIVE
+                       and self.llm.may_contradict(r.content, r.context)), key=lambda r: (r.created_at, r.memory_id))
+        if not news:
+            return []
+        given = dict(vectors)
+        todo = [r for r in news if r.memory_id not in given]
+        if todo:
+            given.update(zip((r.memory_id for r in todo),
+                             self.embedder.embed_passages([embed_text(r.content, r.context) for r in todo])))
+        hits = self._dense_hits(news, given)
+        by_entity = {user_id: rules.entity_index(self.repo.recent_active_entities(user_id, rules.ENTITY_SCAN_LIMIT), keys)
+                     for user_id, keys in rules.wanted_keys(news).items()}
+        ranked = {new.memory_id: rules.ranked_ids(self.settings, new, hits[new.memory_id],
+                                                  by_entity.get(new.user_id, rules.NO_ENTITIES)) for new in news}
+        known = self.repo.get_many(sorted({mid for ids in ranked.values() for mid in ids}))
+        pairs: list[tuple[str, str]] = []
+        superseded: list[MemoryRecord] = []
+        decisions = rules.decide(self.llm, news, ranked, known, self.settings.conflict_max_candidates)
+        try:
+            done: bool | None = None
+            while True:
+                older, newer = decisions.send(done)  # the rules run up to their next decision
+                done = self.supersede(older, newer, actor)
+                if done:
+                    pairs.append((older.memory_id, newer.memory_id))
+                    superseded.append(older)
+        except StopIteration:
+            pass
+        finally:  # also if a step raised: what was superseded must leave the index
+            self._drop_vectors(superseded)
+        raised = [r for r in self.repo.get_many(sorted({new for _old, new in pairs})).values()
+                  if not r.vector_written and r.status is MemoryStatus.ACTIVE]
+        if raised:
+            known_vectors = rules.reusable_vectors(raised, given, {r.memory_id: r for r in records})
+            try:  # a failure leaves them pending for reconcile
+                if known_vectors:
+                    self.index(raised, known_vectors)
+                else:
+                    self.index(raised)
+            except Exception as exc:
+                log.warning("re-index failed; left pending for reconcile: %s", exc)
+        return pairs
+
+    def _dense_hits(self, news: Sequence[MemoryRecord], vectors: Mapping[str, np.ndarray]) -> dict[str, list[VectorHit]]:
+        """Each new memory's nearest active memories of its user: one batched search per user."""
+        out: dict[str, list[VectorHit]] = {}
+        for records in rules.by_user(news).values():
+            try:
+                found = self.vectors.search_dense_many([vectors[r.memory_id] for r in records], rules.dense_filter(records),
+                                                       2 * self.settings.conflict_max_candidates + 1)
+            except Exception as exc:  # the store being down must not block writing; entities still work
+                log.warning("conflict search skipped the vector store: %s", exc)
+                found = [[] for _ in records]
+            out.update({r.memory_id: hits for r, hits in zip(records, found)})
+        return out
+
+    def supersede(self, older: MemoryRecord, newer: MemoryRecord, actor: str) -> bool:
+        """Mark ``older`` superseded by ``newer`` (only if it is still active); True when it was.
+        In the same transaction the newer one inherits what it must (``rules.INHERITED``: the
+        importance, the key of a correction). The caller removes the vector (``_drop_vectors``)."""
+        now = self.clock.now()
+        with self.repo.session() as session:
+            if not self.repo.update_if_status(session, older.memory_id, MemoryStatus.ACTIVE,
+                                              **rules.superseded_fields(newer, now)):
+                return False
+            after = self.repo.get(older.memory_id, session)
+            assert after is not None
+            self.repo.add_history(session, memory_id=older.memory_id, user_id=older.user_id, action="supersede",
+                                  actor=actor, at=now, before=snapshot(older), after=snapshot(after),
+                                  note=rules.supersede_note(newer))
+            for inherit in rules.INHERITED:
+                current = self.repo.get(newer.memory_id, session)
+                change = inherit(current, older, self.settings, now) if current is not None else None
+                if current is None or change is None:
+                    continue
+                fields, note = change
+                self.repo.update_fields(session, current.memory_id, **fields)
+                changed = self.repo.get(current.memory_id, session)
+                self.repo.add_history(session, memory_id=current.memory_id, user_id=current.user_id, action="update",
+                                      actor=actor, at=now, before=snapshot(current),
+                                      after=snapshot(changed) if changed else None, note=note)
+        return True
+
+    def _drop_vectors(self, superseded: Sequence[MemoryRecord]) -> None:
+        """Remove superseded memories from the vector store in one call per user (one delete per
+        pair was a third of the conflict step), then drop their users' cached results."""
+        for user_id, records in rules.by_user(superseded).items():
+            try:
+                self.vectors.delete([r.memory_id for r in records], user_id=user_id)
+            except Exception as exc:
+                log.warning("vector delete failed; reconcile will remove the orphans: %s", exc)
+            self.cache.invalidate_user(user_id)

@@ -13,8 +13,9 @@ without BM25) and the outage fallback (the vector store down).
 
 The remember step after a reply (ChatService.remember: every SQL and vector call, reads and
 writes, of a write, a near-duplicate and a newer-wins correction in English and in Chinese) is
-measured the same way; it is deeper today (up to 7 files, page included) and its test is a strict
-xfail that prints the paths, so it passes only once the write side is brought to five files.
+measured the same way: page -> services/chat.py -> memory_core/engine.py ->
+memory_core/write_pipeline.py (which makes every store call of a write; write_chunks.py,
+write_dedup.py and conflict_rules.py only compute) -> the store adapter.
 """
 from __future__ import annotations
 
@@ -167,9 +168,12 @@ def test_the_path_counts_what_it_should() -> None:
     assert len(longer.path()) == MAX_FILES + 1
 
 
-@pytest.mark.parametrize("module", ["memory_core/recall.py", "memory_core/ranking.py", "memory_core/sql_keyword.py"])
-def test_the_retrieval_core_imports_no_port(module: str) -> None:
-    """recall, ranking and the SQL keyword leg compute on what the pipeline read: none of them
+@pytest.mark.parametrize("module", ["memory_core/recall.py", "memory_core/ranking.py", "memory_core/sql_keyword.py",
+                                    "memory_core/write_chunks.py", "memory_core/write_dedup.py",
+                                    "memory_core/conflict_rules.py"])
+def test_the_pipelines_cores_import_no_port(module: str) -> None:
+    """recall, ranking and the SQL keyword leg compute on what the retrieval pipeline read; the
+    chunks, near-duplicate and newer-wins rules on what the write pipeline read: none of them
     can reach a store (no SQL port, no vector store, no embedder among what they import)."""
     import ast
 
@@ -183,14 +187,10 @@ def test_the_retrieval_core_imports_no_port(module: str) -> None:
 
 
 # ---- the remember step ---------------------------------------------------------------------------
-# After a reply, ChatService.remember writes what the user said: engine.add -> write_pipeline.py
-# (store, index) -> write_dedup.py (near-duplicates) -> the engine's after-write hook ->
-# maintenance/conflicts.py (newer wins) -> lifecycle_ops.reindex -> write_pipeline.index_records.
-
-
-class PathTooLong(AssertionError):
-    """What the xfail below expects: any other failed assertion (a store call no longer covered,
-    a correction not applied) fails the test outright."""
+# After a reply, ChatService.remember writes what the user said: engine.add -> write_pipeline.py,
+# which reads what the near-duplicate rules (write_dedup.py) and the newer-wins rules
+# (conflict_rules.py) look at, and makes the writes they decide: rows, history, vectors, the
+# supersede transaction, the re-index of a newer memory that inherited an importance or a key.
 
 
 @pytest.fixture
@@ -220,9 +220,6 @@ def watched_writes(make_engine, monkeypatch):  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.real_parts  # newer-wins needs the model: the hashing stand-in finds no candidate to put to the rules
-@pytest.mark.xfail(strict=True, raises=PathTooLong,
-                   reason="remembering reaches the stores through write_dedup.py, maintenance/conflicts.py and "
-                          "lifecycle_ops.py below write_pipeline.py: up to 7 files, page included")
 def test_remembering_a_message_reaches_every_store_within_five_files(watched_writes) -> None:  # type: ignore[no-untyped-def]
     from datetime import timedelta
 
@@ -238,7 +235,7 @@ def test_remembering_a_message_reaches_every_store_within_five_files(watched_wri
     berlin = remember(ALICE, "I live in Berlin.")
     assert remember(ALICE, "I live in Berlin.").deduplicated == berlin.created  # a repeat refreshes it
     # Pinned (a staff edit, not a chat call): the correction inherits its importance, so the
-    # conflict step re-indexes the newer memory (lifecycle_ops.reindex -> index_records).
+    # conflict step re-indexes the newer memory (write_pipeline.index_records).
     engine.update(berlin.created[0], actor="test", importance=5)
     lisbon = remember(ALICE, "I moved to Lisbon.")
     remember(ZHANG, "我住在北京")
@@ -258,5 +255,4 @@ def test_remembering_a_message_reaches_every_store_within_five_files(watched_wri
     print("\n".join(shown))  # with -s: every path remembering took to a store
     assert all(call.path()[-1].startswith("store") for call in from_chat), shown  # the adapter comes last
     too_long = sorted({call.shown() for call in from_chat if len(call.path()) > MAX_FILES}, key=len)
-    if too_long:
-        raise PathTooLong("remembering a message reaches a store through more than 5 files:\n" + "\n".join(too_long))
+    assert not too_long, "remembering a message reaches a store through more than 5 files:\n" + "\n".join(too_long)

@@ -110,20 +110,21 @@ MANY = ["I am allergic to mango", "我每天早上喝一杯黑咖啡", "My siste
         "我女儿今年五岁了", "My favourite band is Radiohead"]
 
 
-def test_the_model_embeds_the_next_stage_while_a_stage_is_written(make_settings, embedder) -> None:
+def test_the_model_embeds_the_next_stage_while_a_stage_is_written(make_settings, embedder, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from memory_core.write_pipeline import NewerWins
+
     signalling = _SignallingEmbedder(embedder)
     engine = open_memory(make_settings(), embedder=signalling)
     seen: list[tuple[bool, int]] = []
-    checked = engine.writer.after_write
-    assert checked is not None
+    checked = NewerWins.resolve
 
-    def after_write(created, vectors, actor):  # type: ignore[no-untyped-def]
+    def resolve(self, records, vectors, actor):  # type: ignore[no-untyped-def]
         if not seen:  # stage one is stored and indexed; the model must already be on stage two,
             # and no further: stage three is asked for only when stage two is written
             seen.append((signalling.second_call.wait(timeout=10), len(signalling.calls)))
-        checked(created, vectors, actor)
+        return checked(self, records, vectors, actor)
 
-    engine.writer.after_write = after_write
+    monkeypatch.setattr(NewerWins, "resolve", resolve)
     try:
         results = engine.add_many([AddItem(user_id="u1", content=t) for t in MANY], stage_chunks=2)
         assert seen == [(True, 2)]

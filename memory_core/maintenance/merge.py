@@ -36,11 +36,11 @@ from typing import Any, Sequence
 import numpy as np
 
 from memory_core.clock import as_utc
+from memory_core.conflict_rules import brief
 from memory_core.errors import NotFoundError, ValidationError
 from memory_core.indexing import embed_text
 from memory_core.lifecycle import content_hash, expires_at_for
 from memory_core.lifecycle_ops import reindex, unindex
-from memory_core.llm.base import MemoryBrief
 from memory_core.maintenance.locks import SCHEDULER_ACTOR, run_leased
 from memory_core.parts import EngineParts
 from memory_core.records import MemoryRecord
@@ -73,11 +73,6 @@ def active_memories(parts: EngineParts, user_id: str, limit: int = MAX_MEMORIES_
 
 def _entity_sets(records: Sequence[MemoryRecord]) -> list[set[str]]:
     return [{e.strip().lower() for e in r.entities if e.strip()} for r in records]
-
-
-def brief(record: MemoryRecord) -> MemoryBrief:
-    return MemoryBrief(memory_id=record.memory_id, content=record.content, created_at=record.created_at,
-                       entities=list(record.entities), context=record.context)
 
 
 def _linked(parts: EngineParts, records: Sequence[MemoryRecord], sims: np.ndarray,
