@@ -67,13 +67,6 @@ class EntityIndex:
 NO_ENTITIES = EntityIndex({})
 
 
-def by_user(records: Iterable[MemoryRecord]) -> dict[str, list[MemoryRecord]]:
-    out: dict[str, list[MemoryRecord]] = {}
-    for record in records:
-        out.setdefault(record.user_id, []).append(record)
-    return out
-
-
 def wanted_keys(news: Sequence[MemoryRecord]) -> dict[str, frozenset[str]]:
     """User -> the entity keys of their new memories. A user none of whose new memories has an
     entity shares none: their recent memories need not be read."""

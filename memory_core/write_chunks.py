@@ -11,7 +11,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence, TypeVar
 
 import numpy as np
 
@@ -29,6 +29,23 @@ from memory_core.validation import check_user_id, clean_text
 
 Prepared = tuple[AddItem, str, str, list[str], str]  # item, user id, redacted text, PII kinds, context key
 
+
+
+class _Owned(Protocol):
+    @property
+    def user_id(self) -> str: ...
+
+
+Owned = TypeVar("Owned", bound=_Owned)
+
+
+def by_user(items: Iterable[Owned]) -> dict[str, list[Owned]]:
+    """The items (chunks, memories) of each user, in order: a write's reads, searches and
+    deletes are batched per user."""
+    out: dict[str, list[Owned]] = {}
+    for item in items:
+        out.setdefault(item.user_id, []).append(item)
+    return out
 
 CONSTRAINT_IMPORTANCE = 4  # the first importance that never expires (Settings.ttl_days_by_importance)
 

@@ -25,14 +25,6 @@ from memory_core.write_chunks import Chunk
 Nearest = Mapping[int, Sequence[VectorHit]]  # id(chunk) -> its nearest stored vectors
 
 
-def by_user(chunks: Sequence[Chunk]) -> dict[str, list[Chunk]]:
-    """The chunks of each user, in order (the reads are batched per user)."""
-    out: dict[str, list[Chunk]] = {}
-    for chunk in chunks:
-        out.setdefault(chunk.user_id, []).append(chunk)
-    return out
-
-
 def by_time(chunks: Sequence[Chunk]) -> dict[int, list[Chunk]]:
     """The chunks of each expiry cut-off (a chunk's time, in epoch seconds): one nearest-vector
     search per group, as of when its chunks were written."""

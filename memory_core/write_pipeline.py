@@ -35,6 +35,7 @@ from memory_core.vectors.base import VectorFilter, VectorHit, VectorStore
 from memory_core.write_chunks import (
     Chunk,
     absorb_fields,
+    by_user,
     check_stage_chunks,
     chunk_items,
     cut_into_stages,
@@ -43,7 +44,7 @@ from memory_core.write_chunks import (
     results,
     row_values,
 )
-from memory_core.write_dedup import DuplicateFinder, by_time, by_user
+from memory_core.write_dedup import DuplicateFinder, by_time
 
 log = logging.getLogger(__name__)
 
@@ -267,12 +268,9 @@ class WritePipeline:
         self.repo.set_vector_written(ids, True, {r.memory_id: r.content_hash for r in records})
         # These records were read a moment ago: one expired, merged or archived since must not
         # keep the vector just written (its own unindex may have run before this upsert).
-        retired: dict[str, list[str]] = {}
-        for memory_id, now_record in self.repo.get_many(ids).items():
-            if now_record.status is not MemoryStatus.ACTIVE:
-                retired.setdefault(now_record.user_id, []).append(memory_id)
-        for user_id, memory_ids in retired.items():
-            self.vectors.delete(memory_ids, user_id=user_id)
+        retired = (r for r in self.repo.get_many(ids).values() if r.status is not MemoryStatus.ACTIVE)
+        for user_id, rows in by_user(retired).items():
+            self.vectors.delete([r.memory_id for r in rows], user_id=user_id)
         return len(records)
 
 
@@ -342,7 +340,7 @@ class NewerWins:
     def _dense_hits(self, news: Sequence[MemoryRecord], vectors: Mapping[str, np.ndarray]) -> dict[str, list[VectorHit]]:
         """Each new memory's nearest active memories of its user: one batched search per user."""
         out: dict[str, list[VectorHit]] = {}
-        for records in rules.by_user(news).values():
+        for records in by_user(news).values():
             try:
                 found = self.vectors.search_dense_many([vectors[r.memory_id] for r in records], rules.dense_filter(records),
                                                        2 * self.settings.conflict_max_candidates + 1)
@@ -366,8 +364,8 @@ class NewerWins:
             self.repo.add_history(session, memory_id=older.memory_id, user_id=older.user_id, action="supersede",
                                   actor=actor, at=now, before=snapshot(older), after=snapshot(after),
                                   note=rules.supersede_note(newer))
-            for inherit in rules.INHERITED:
-                current = self.repo.get(newer.memory_id, session)
+            current = self.repo.get(newer.memory_id, session)
+            for inherit in rules.INHERITED:  # each sees the row as the one before it left it
                 change = inherit(current, older, self.settings, now) if current is not None else None
                 if current is None or change is None:
                     continue
@@ -377,12 +375,13 @@ class NewerWins:
                 self.repo.add_history(session, memory_id=current.memory_id, user_id=current.user_id, action="update",
                                       actor=actor, at=now, before=snapshot(current),
                                       after=snapshot(changed) if changed else None, note=note)
+                current = changed
         return True
 
     def _drop_vectors(self, superseded: Sequence[MemoryRecord]) -> None:
         """Remove superseded memories from the vector store in one call per user (one delete per
         pair was a third of the conflict step), then drop their users' cached results."""
-        for user_id, records in rules.by_user(superseded).items():
+        for user_id, records in by_user(superseded).items():
             try:
                 self.vectors.delete([r.memory_id for r in records], user_id=user_id)
             except Exception as exc:
