@@ -26,6 +26,16 @@ def _listeners(netns_pid: int | None = None) -> list[tuple[str, int, set[int]]]:
     return rows
 
 
+def _comm(pid: int) -> str:
+    """A process's name; "" for one that exited since it was listed (a short-lived shell of the
+    bridge: reading its /proc entry raced its exit and failed the test once)."""
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip()
+    except (FileNotFoundError, ProcessLookupError):
+        return ""
+
+
 def test_server_answers_with_its_version(milvus_server) -> None:
     from memory_core.vectors import pymilvus_import  # noqa: F401
     from pymilvus import MilvusClient
@@ -48,7 +58,7 @@ def test_nothing_of_the_server_listens_beyond_loopback(milvus_server) -> None:
     bridge = [row for row in host if milvus_server.bridge_pid() in row[2]]
     assert bridge == [("127.0.0.1", milvus_server.port, {milvus_server.bridge_pid()})]
     # Inside its namespace Milvus binds every interface (the reason for the namespace) ...
-    milvus_pid = next(p for p in server_pids if open(f"/proc/{p}/comm").read().strip() == "milvus")
+    milvus_pid = next(p for p in server_pids if _comm(p) == "milvus")
     inside = _listeners(milvus_pid)
     assert ("*", 19530, {milvus_pid}) in [(a, p, pids & {milvus_pid}) for a, p, pids in inside]
     # ... and loopback is the only interface there is.
