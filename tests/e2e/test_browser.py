@@ -270,7 +270,11 @@ def _reply_with(page, *words: str) -> str:  # type: ignore[no-untyped-def]
         text = _last_reply(page)
         if all(w in text for w in words) or time.monotonic() > deadline:
             _wait_idle(page)
-            return _last_reply(page)
+            settled = _last_reply(page)
+            # A match read mid-rerun (the user's own "忘掉这个", before the reply below it was
+            # drawn) settles into another message: a CI run read an empty reply here. Look again.
+            if all(w in settled for w in words) or time.monotonic() > deadline:
+                return settled
         page.wait_for_timeout(250)
 
 
