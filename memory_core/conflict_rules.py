@@ -28,7 +28,7 @@ from memory_core.config import Settings
 from memory_core.lifecycle import epoch, expires_at_for
 from memory_core.llm.base import LLMProvider, MemoryBrief
 from memory_core.records import MemoryRecord
-from memory_core.text.facts import says_correction
+from memory_core.text.facts import says_change, says_correction, signature
 from memory_core.text.keywords import keyword_tokens
 from memory_core.types import MemoryStatus
 from memory_core.vectors.base import VectorFilter, VectorHit
@@ -200,10 +200,22 @@ def inherited_key(current: MemoryRecord, older: MemoryRecord, settings: Settings
     now (after ``inherited_importance``). The caller re-indexes."""
     if current.context or current.status is not MemoryStatus.ACTIVE:
         return None
-    if not says_correction(current.content) or set(keyword_tokens(current.content)) & set(keyword_tokens(older.content)):
+    shared = set(keyword_tokens(current.content)) & set(keyword_tokens(older.content))
+    if not (says_correction(current.content) and not shared) and not restated(current.content, older.content, shared):
         return None
     return (dict(context=older.content[:KEY_MAX_CHARS], vector_written=False, updated_at=now),
             f"keyed with the statement it replaced ({older.memory_id})")
+
+
+def restated(newer: str, older: str, shared: set[str]) -> bool:
+    """``newer`` says ``older``'s fact again in other words ("Heights terrify me, I can't even
+    stand on a ladder" for "I'm scared of heights"): a keyword shared, no change or correction
+    marked, and every value of the older one (number, code, grade) still there. Keyed with the
+    older text, the one memory that now holds the fact is found by either wording (measured: the
+    newer one alone fell below the threshold for "Should I book the glass-floor skywalk?"). A
+    change ("I moved to Porto") is not keyed with the value it replaced."""
+    return (bool(shared) and not says_change(newer) and not says_correction(newer)
+            and signature(older).values() <= signature(newer).values())
 
 
 INHERITED = (inherited_importance, inherited_key)  # in this order: each reads the row the last left

@@ -29,10 +29,11 @@ QUIET = RetrievalOptions(use_cache=False, record=False)
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])
 def engine(request, tmp_path_factory, embedder, model_cache_dir) -> Iterator[MemoryEngine]:  # type: ignore[no-untyped-def]
     # The merge job is for redundancy the write did not resolve: memories written before a
-    # restatement replaced what it repeats (memory_core.llm.offline.updates.restates), or by a
-    # model that judged otherwise. The store is built that way here.
+    # restatement replaced what it repeats (memory_core.llm.offline.updates.restates and
+    # .restatements.says_again), or by a model that judged otherwise. The store is built that way here.
     patch = pytest.MonkeyPatch()
     patch.setattr("memory_core.llm.offline.slots.restates", lambda newer, older: False)
+    patch.setattr("memory_core.llm.offline.slots.says_again", lambda newer, older: False)
     eng = open_backend_engine(request, tmp_path_factory, embedder, model_cache_dir, "merge", T0)
     yield eng
     eng.close()

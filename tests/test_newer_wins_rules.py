@@ -11,7 +11,7 @@ import pytest
 
 from memory_core.llm.base import MemoryBrief
 from memory_core.llm.offline import OfflineLLM
-from memory_core.text.facts import is_paraphrase, same_values, twin_values
+from memory_core.text.facts import is_paraphrase, negations, same_values, twin_values
 from memory_core.text.subject import subject_of
 
 NOW = datetime(2024, 6, 1, tzinfo=timezone.utc)
@@ -202,3 +202,22 @@ def test_a_repeat_naming_the_model_without_the_make_restates_it() -> None:
     assert not replaces("My sister drives a red Mazda CX-5", older)  # someone else's car
     assert not replaces("I drive a blue Mazda 3", older)  # another car: maybe a second one
     assert not replaces("我姐姐开一辆红色的马自达CX-5", "我开一辆红色的马自达CX-5")
+
+
+def test_especially_is_no_negation() -> None:
+    """特别 ("especially") holds 别 ("don't"): "我特别怕冷" was read as negated, so its restatement
+    "我这个人怕冷" looked like a flip."""
+    assert negations("我特别怕冷") == 0 and negations("我特别不喜欢吃辣") == 1
+    assert negations("我和别人合租") == 0 and negations("别给我推荐海鲜") == 1
+
+
+def test_a_restatement_in_other_words_replaces_only_the_same_fact() -> None:
+    """The thing the older statement is about named again, in other words, replaces it; the same
+    frame about another thing, or another fact of the same thing, does not."""
+    assert replaces("Heights terrify me, I can't even stand on a ladder.", "I'm scared of heights.")
+    assert replaces("家里有条柯基，叫饺子", "我们家养了一只柯基")
+    assert not replaces("I'm scared of spiders, they terrify me.", "I'm scared of heights.")
+    assert not replaces("我们家还养了一只布偶猫", "我们家养了一只柯基")
+    assert not replaces("My cat Tom loves tuna", "My cat Tom is grey")  # drops the colour
+    assert not replaces("Lisbon", "I live in Lisbon, near the river")  # says less
+    assert not replaces("I went to Paris again this spring with my wife.", "I went to Paris last summer.")

@@ -187,6 +187,13 @@ def test_a_refusal_or_a_yes_is_not_kept_as_a_lasting_fact(engine, assistant: str
     ("Vanessa: I like bubble tea", "Nicolas: I hate bubble tea"),
     ("My sister lives in Berlin", "I live in Munich"),
     ("我对芒果过敏", "我对花生过敏"),  # two allergies, both kept
+    # Said in the same frame about other things: a shared "allergic", 喜欢, 周末 or "my cat"
+    # is no restatement (memory_core/llm/offline/restatements.py).
+    ("I'm allergic to cats.", "I'm allergic to dogs, they make me sneeze."),
+    ("我周末喜欢去爬山", "我周末喜欢去游泳，离家近"),
+    ("My cat loves tuna.", "My cat sleeps on the sofa all day."),
+    ("我不喜欢吃苦瓜", "我不喜欢吃香菜，闻着就受不了"),
+    ("I'm scared of heights.", "My son is scared of heights too, he cries on ladders."),
 ])
 def test_facts_about_different_people_or_things_both_stay(engine, first: str, second: str) -> None:  # type: ignore[no-untyped-def]
     user = User(engine)
@@ -201,12 +208,20 @@ def test_facts_about_different_people_or_things_both_stay(engine, first: str, se
     ("我和奶奶住在一起", "奶奶跟我一起住", "奶奶"),
     ("I take vitamin D every day.", "Every day I take a vitamin D supplement, 1000 IU.", "vitamin D"),
     ("我对花粉过敏", "花粉会让我过敏，一到春天就难受", "花粉"),
+    # In other words, with the same thing named: one memory, keyed with the older wording.
+    ("I'm afraid of deep water.", "Deep water scares me, I never swim past the rope.", "water"),
+    ("I'm allergic to shellfish, my throat gets itchy.", "Shellfish makes my lips swell, I'm allergic to it.",
+     "hellfish"),
+    ("我特别怕热", "我这个人怕热，夏天离不开空调", "怕热"),
+    ("我不喜欢吃苦瓜", "苦瓜我真的吃不来，太苦了", "苦瓜"),
 ])
 def test_a_repeat_in_other_words_leaves_one_active_memory(engine, first: str, second: str, needle: str) -> None:  # type: ignore[no-untyped-def]
     user = User(engine)
     user.says(first)
     user.says(second, days=20)
-    assert len([m for m in user.active() if needle in m]) == 1
+    holding = [m for m in user.active() if needle in m]
+    assert len(holding) == 1 and holding[0] in (first, second)  # a paraphrase refreshes, more detail replaces
+    assert needle in user.top(first)  # the older wording still finds the one memory
 
 
 # ---- 4. constraints shape every reply they bear on --------------------------------------------------

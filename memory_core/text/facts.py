@@ -30,9 +30,11 @@ _I = re.IGNORECASE
 
 NEGATION_RE = re.compile(
     r"不|没|别|未|无|非|\bnot\b|n't|\bnever\b|\bno\b|\bnone\b|\bno longer\b|\bquit\b|\bstopped\b", _I)
-# Words with a negation character that negate nothing: "不错" is "good", "没事" "it's fine".
+# Words with a negation character that negate nothing: "不错" is "good", "没事" "it's fine",
+# "特别" "especially" (its 别 is no "don't": "我特别怕冷" was read as negated).
 NEGATION_IDIOMS_RE = re.compile(r"不错|不客气|不好意思|没事|没关系|不用谢|没问题|不过|不一定|差不多|不少|不久|不然|"
                                 r"要不|无论|无聊|非常|并非不|不得不|雷打不动|风雨无阻|不管|不停|忍不住|"
+                                r"特别|区别|分别|告别|个别|级别|类别|性别|别人|别的|别墅|别处|"
                                 r"\bno problem\b|\bnot bad\b|\bno worries\b", _I)
 
 
@@ -242,7 +244,7 @@ def statement_words(text: str) -> str:
 
 
 _CHANGE = re.compile(r"换了|改了|改成|换成|变成|新的|新号|新车|搬|现在|不再|已经不|升|转学|转到|调到|改去|改到|离开|辞职|跳槽|"
-                     r"入职|分手|结婚|离婚|提了|换号|开始|不.{0,2}了$|"
+                     r"入职|分手|结婚|离婚|提了|换号|开始|(?<!受)(?<!吃)不.{0,2}了$|"
                      r"\bdivorce\b|\bsplit up\b|\bbroke up\b|\bengaged\b|\bretired\b|"
                      r"\bnew\b|\bchanged?\b|\bnow\b|\bupdated?\b|\bupdate:|\bswitched\b|\bmoved\b|\banymore\b|"
                      r"\bno longer\b|\bbecame\b|\bupgraded\b|\bquit\b|\bleft\b|\bjoined\b|\bstarted\b|"

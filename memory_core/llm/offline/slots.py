@@ -28,6 +28,7 @@ from memory_core.llm.offline.importance import (
     as_asked_of_me,
     asked_question,
 )
+from memory_core.llm.offline.restatements import says_again
 from memory_core.llm.offline.slot_facts import FIRST_PERSON, NAMED_OPENING, facts_of, same_object
 from memory_core.llm.offline.updates import (changes, ends_a_state, flips, one_fact, restates, specific_words, tells_an_end,
                                              topics_of)
@@ -205,7 +206,7 @@ def supersedes_text(newer: str, older: str) -> bool:
         return True
     if changes(newer, older) or ends_a_state(newer, older):
         return True
-    return f_old.lasting and f_new.lasting and restates(newer, older)
+    return (f_old.lasting and f_new.lasting and restates(newer, older)) or says_again(newer, older)
 
 
 def _same_role(a: str, b: str) -> bool:
