@@ -221,3 +221,20 @@ def test_a_restatement_in_other_words_replaces_only_the_same_fact() -> None:
     assert not replaces("My cat Tom loves tuna", "My cat Tom is grey")  # drops the colour
     assert not replaces("Lisbon", "I live in Lisbon, near the river")  # says less
     assert not replaces("I went to Paris again this spring with my wife.", "I went to Paris last summer.")
+
+
+def test_a_change_of_a_named_childs_grade_or_of_doctors_replaces_the_old_one() -> None:
+    """The child's name both share is who the facts are about, not the thing that stayed; a
+    topic word said in the plural ("I switched doctors") is still the topic."""
+    assert replaces("Mia started fifth grade this week!", "My daughter Mia is in 4th grade.")
+    assert replaces("I switched doctors last month, I see Dr. Patel now.", "My doctor is Dr. Green at the Elm clinic.")
+    assert not replaces("Mia started violin lessons this week!", "My daughter Mia is in 4th grade.")
+    assert not replaces("Mia and I visited the Louvre this week.", "My daughter Mia is in 4th grade.")
+    assert not replaces("My brother switched dentists too.", "My dentist is Dr. Green.")
+
+
+def test_the_first_statement_of_several_sentences_names_whom_it_is_about() -> None:
+    """"Charging is a whole new world" is the second sentence: its capital is no name."""
+    assert subject_of("Sold the old car, I drive a Kia EV6 now. Charging is a whole new world.") == "self"
+    assert subject_of("Dr. Obi is my dentist. She is great.") == "name:obi"  # a title's stop ends nothing
+    assert subject_of("My sister moved. Anna lives in Rome now.") == "rel:sister"

@@ -42,6 +42,10 @@ IMPORTANCE = [
     ("我住在北京市海淀区", 4), ("我的手机号是[PHONE]", 4), ("我的生日是3月5日", 4), ("我女儿今年5岁", 4),
     ("我在腾讯工作", 4), ("我不吃辣", 4), ("I never eat pork", 4), ("I hate olives", 4), ("I prefer aisle seats", 4),
     ("My wife is called Anna", 4), ("I work at Google as an engineer", 4), ("请用中文回答", 4),
+    # The user's own lasting value of a kept topic (home, work, dentist, boss), however plainly said.
+    ("We rent a one-bedroom flat in Leeds.", 4), ("My dentist is Dr. Varga on Mill Road.", 4),
+    ("我的直属领导是李强，人挺好", 4), ("我月薪八千", 4), ("我在美团做运营", 4),
+    ("I drove my car to the beach today", 3), ("My boss was grumpy today", 3),
     ("我计划下个月去日本", 3), ("昨天我去了上海迪士尼", 3), ("我喜欢爬山", 3), ("I love coffee", 3),
     ("I went hiking last Sunday", 3), ("We are going to Paris next week", 3),
     ("我觉得这部电影还行", 2), ("I think the new design is pretty good", 2), ("今天天气不错", 2),

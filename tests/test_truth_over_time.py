@@ -167,6 +167,25 @@ def test_an_answer_about_where_the_user_comes_from_lasts(engine, assistant: str,
     assert value in user.top(query)
 
 
+@pytest.mark.parametrize("old,new,query,new_value,old_value", [
+    ("We rent a one-bedroom flat in Leeds.", "WE BOUGHT A HOUSE! A semi in York, moved in on Saturday.",
+     "Where do I live?", "York", "Leeds"),
+    ("我租的房子在杭州西溪，一室一厅", "我们买房了！搬到了滨江，上周末刚搬完", "我住在哪里？", "滨江", "西溪"),
+    ("My dentist is Dr. Varga on Mill Road.", "I switched dentists, I'm seeing Dr. Chen now.", "Who is my dentist?",
+     "Chen", "Varga"),
+])
+def test_a_plainly_stated_home_or_dentist_is_still_there_to_replace_a_year_on(  # type: ignore[no-untyped-def]
+        engine, old: str, new: str, query: str, new_value: str, old_value: str) -> None:
+    """Rated as a remark, "We rent a flat in Leeds" expired before the move 300 days later, so
+    nothing was replaced and both stayed "current" in the table."""
+    user = User(engine)
+    user.says(old)
+    remembered = user.says(new, days=300)
+    assert remembered.replaced_contents == [old]
+    assert new_value in user.top(query)
+    assert not [m for m in user.active() if old_value in m]
+
+
 @pytest.mark.parametrize("assistant,answer", [
     ("Where are you from?", "I'd rather not say"),
     ("Do you work today?", "Yes, till 5"),

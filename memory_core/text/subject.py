@@ -113,10 +113,16 @@ def subject_before(text: str, position: int) -> str:
     return prefix + (person or "self")
 
 
+# The end of the first statement: Chinese and other stops, and an English full stop before a
+# capital ("Sold the old car. Charging is new to me": "Charging" is no name of whom the first is
+# about), not after a title or an initial ("Dr. Obi", "J. Smith").
+_STATEMENT_END = re.compile(r"[。！？!?；;\n]|(?<![A-Z][a-z])(?<![A-Z])\.\s+(?=[A-Z])")
+
+
 @lru_cache(maxsize=8192)  # pure; asked of both sides of every newer-wins pair
 def subject_of(text: str) -> str:
     """Who ``text`` as a whole is about: the subject of its first statement."""
-    match = re.search(r"[。！？!?；;\n]", text)
+    match = _STATEMENT_END.search(text)
     end = match.start() if match else len(text)
     # The subject of a clause sits before its verb: look at the clause's head, not its objects.
     head_end = min(end, _verb_position(text, end))

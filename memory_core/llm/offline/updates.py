@@ -30,7 +30,7 @@ from memory_core.text.facts import content_tokens, negations, says_change, signa
 from memory_core.text.constraints import constraint_kind
 from memory_core.text.keywords import stem
 from memory_core.text.lang import has_cjk, jieba_pos_tokenizer, jieba_tokenizer
-from memory_core.text.subject import PERSON_NOUNS_EN, PERSON_NOUNS_ZH
+from memory_core.text.subject import PERSON_NOUNS_EN, PERSON_NOUNS_ZH, subject_of
 from memory_core.text.similarity import normalize_for_compare
 
 _I = re.IGNORECASE
@@ -64,7 +64,9 @@ def _topics() -> dict[str, re.Pattern[str]]:
     for name, words in data.items():
         if name.startswith("_"):
             continue
-        parts = sorted((re.escape(w) if not w.isascii() else rf"\b{re.escape(w)}\b" for w in words), key=len, reverse=True)
+        # English words also in the plural ("I switched dentists"); the Chinese ones anywhere.
+        parts = sorted((re.escape(w) if not w.isascii() else rf"\b{re.escape(w)}(?:s|es)?\b" for w in words),
+                       key=len, reverse=True)
         out[name] = re.compile("|".join(parts), _I)
     return out
 
@@ -104,7 +106,11 @@ def changes(newer: str, older: str) -> bool:
     new_words, old_words = specific_words(stated), specific_words(older)
     if not new_words - old_words:
         return False  # nothing new named: a continuation or a repeat
-    if _entities(stated) & _entities(older) and not _REPLACES.search(newer):
+    # The person both are about ("Leo" in "Leo started third grade" / "My son Leo is in 2nd
+    # grade") is no shared thing: only what is said of them is compared.
+    about = {subject.split(":", 1)[1] for subject in (subject_of(newer), subject_of(older))
+             if subject.split("/")[-1].startswith("name:")}
+    if (_entities(stated) & _entities(older)) - about and not _REPLACES.search(newer):
         # the same Japan trip, the same Biscuit: more about it, not a new value (unless the
         # newer one says it replaces: "国庆改去新疆了" after "国庆打算去云南")
         return False
