@@ -238,3 +238,24 @@ def test_the_first_statement_of_several_sentences_names_whom_it_is_about() -> No
     assert subject_of("Sold the old car, I drive a Kia EV6 now. Charging is a whole new world.") == "self"
     assert subject_of("Dr. Obi is my dentist. She is great.") == "name:obi"  # a title's stop ends nothing
     assert subject_of("My sister moved. Anna lives in Rome now.") == "rel:sister"
+
+
+@pytest.mark.parametrize("newer,older", [
+    ("We adopted a kitten last week, her name is Pip.", "We don't have any pets, our building doesn't allow them."),
+    ("买房了，每个月房贷六千", "我没有房贷，一直租房"),
+    ("家里养了只橘猫，很黏人", "我没有养宠物，怕麻烦"),  # the dislike beside the state is no constraint on it
+    ("I quit keto last month, pasta is back.", "I've been doing keto since spring, no carbs."),  # a diet said to be over
+])
+def test_having_now_what_one_had_none_of_ends_the_old_state(newer: str, older: str) -> None:
+    assert replaces(newer, older)
+
+
+@pytest.mark.parametrize("newer,older", [
+    ("Our neighbour got a puppy.", "We don't have any pets."),  # someone else's
+    ("我表哥买房了，房贷每月一万", "我没有房贷"),
+    ("我家楼下有只猫", "我怕猫"),  # a fear of the thing is not lifted by its mention
+    ("My sister is on keto too.", "I'm on the keto diet."),
+    ("Keto recipes are hard to find", "I'm on the keto diet."),  # a diet is lifted only when said so
+])
+def test_a_mention_of_the_thing_ends_no_state(newer: str, older: str) -> None:
+    assert not replaces(newer, older)

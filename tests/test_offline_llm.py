@@ -46,6 +46,8 @@ IMPORTANCE = [
     ("We rent a one-bedroom flat in Leeds.", 4), ("My dentist is Dr. Varga on Mill Road.", 4),
     ("我的直属领导是李强，人挺好", 4), ("我月薪八千", 4), ("我在美团做运营", 4),
     ("I drove my car to the beach today", 3), ("My boss was grumpy today", 3),
+    # Having none of a thing is a lasting fact too, until a later message says otherwise.
+    ("We don't have any pets.", 4), ("我不会开车", 4), ("我没有房贷，一直租房", 4), ("My neighbour doesn't have a car", 2),
     ("我计划下个月去日本", 3), ("昨天我去了上海迪士尼", 3), ("我喜欢爬山", 3), ("I love coffee", 3),
     ("I went hiking last Sunday", 3), ("We are going to Paris next week", 3),
     ("我觉得这部电影还行", 2), ("I think the new design is pretty good", 2), ("今天天气不错", 2),

@@ -168,6 +168,23 @@ def test_an_answer_about_where_the_user_comes_from_lasts(engine, assistant: str,
 
 
 @pytest.mark.parametrize("old,new,query,new_value,old_value", [
+    ("We don't have any pets, our building doesn't allow them.", "We adopted a kitten last week, her name is Pip.",
+     "Do I have any pets?", "Pip", "any pets"),
+    ("我没有房贷，一直租房", "买房了！每个月房贷六千，压力有点大", "我有房贷吗", "六千", "没有房贷"),
+])
+def test_having_none_of_a_thing_lasts_until_one_has_it(  # type: ignore[no-untyped-def]
+        engine, old: str, new: str, query: str, new_value: str, old_value: str) -> None:
+    """"We don't have any pets" was a remark (rated 2, gone at 180 days), so the kitten at 250
+    days replaced nothing; and it is replaced by having the thing, not only by a marked change."""
+    user = User(engine)
+    user.says(old)
+    remembered = user.says(new, days=250)
+    assert remembered.replaced_contents == [old]
+    assert new_value in user.top(query)
+    assert not [m for m in user.active() if old_value in m]
+
+
+@pytest.mark.parametrize("old,new,query,new_value,old_value", [
     ("We rent a one-bedroom flat in Leeds.", "WE BOUGHT A HOUSE! A semi in York, moved in on Saturday.",
      "Where do I live?", "York", "Leeds"),
     ("我租的房子在杭州西溪，一室一厅", "我们买房了！搬到了滨江，上周末刚搬完", "我住在哪里？", "滨江", "西溪"),

@@ -47,8 +47,16 @@ _INSTRUCTION = re.compile(
     r"(?:suggest|recommend|book|schedule|call|text|message|mention|offer|order|remind|plan|send|use)\b", _I)
 # Statements that lift a diet rather than state one ("I'm no longer vegetarian", "我又开始吃肉了").
 _REVOKED = re.compile(r"\b(?:no longer|not|stopped being|quit being) (?:a )?(?:vegetarian|vegan|pescatarian)\b|"
+                      r"\b(?:off|quit|stopped|done with|gave up) (?:the |my )?(?:keto|paleo|atkins|whole30|low-carb|"
+                      r"vegan|vegetarian|gluten-free|diet)\b|"
                       r"\b(?:eat|eating|drink|drinking|have|having) \w+ again\b|不再吃素|不吃素了|开始吃肉|又吃肉|"
                       r"又(?:开始)?(?:吃|喝)|现在(?:又)?(?:可以|能)(?:吃|喝)", _I)
+
+def revokes_a_diet(text: str) -> bool:
+    """The text lifts a diet rather than states one ("I'm no longer vegetarian", "I'm off keto",
+    "我又开始吃肉了")."""
+    return _REVOKED.search(text) is not None
+
 
 # Topics a constraint or a request is about. A request gets the constraints that share a topic.
 _TOPICS: dict[str, re.Pattern[str]] = {

@@ -42,6 +42,7 @@ from memory_core.llm.offline.reply import (
     parse_memory_context,
 )
 from memory_core.llm.offline.rewrite import rewrite_query_text
+from memory_core.llm.offline.states import has_none
 from memory_core.llm.offline.slots import (
     answers_a_lasting_question,
     answers_a_slot,
@@ -77,6 +78,8 @@ class OfflineLLM(LLMProvider):
                 # work, phone, e-mail), which is kept like "I live in Lisbon" ("I'd rather not
                 # say" states none).
                 importance, memory_type = 4, MemoryType.DECLARATIVE
+        if importance < 4 and has_none(clean):  # "We don't have any pets", "我不会开车"
+            importance, memory_type = 4, MemoryType.DECLARATIVE
         return Analysis(
             importance=importance,
             memory_type=memory_type,

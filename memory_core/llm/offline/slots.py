@@ -30,8 +30,8 @@ from memory_core.llm.offline.importance import (
 )
 from memory_core.llm.offline.restatements import says_again
 from memory_core.llm.offline.slot_facts import FIRST_PERSON, NAMED_OPENING, facts_of, same_object
-from memory_core.llm.offline.updates import (changes, ends_a_state, flips, one_fact, restates, specific_words, tells_an_end,
-                                             topics_of)
+from memory_core.llm.offline.states import ends_a_state, speaks_of_a_state, tells_an_end
+from memory_core.llm.offline.updates import changes, flips, one_fact, restates, specific_words, topics_of
 from memory_core.text.facts import corrects, says_change, says_correction, twin_values
 from memory_core.text.lang import is_cjk
 from memory_core.text.speaker import speaker_label
@@ -57,7 +57,7 @@ def states_a_slot_or_preference(text: str) -> bool:
     if not specific_words(text):
         return False
     return (facts.lasting or says_change(text) or says_correction(text) or bool(topics_of(text))
-            or tells_an_end(text))
+            or tells_an_end(text) or speaks_of_a_state(text))
 
 
 # How an answer to a slot question states that slot (English, Chinese), for the slot rules above.

@@ -1,0 +1,138 @@
+"""States a person has or has not, and the events that end them: newer wins for things one may
+have none of (``states.json``: medicine, children, pets, a car, a mortgage, smoking, ...).
+
+"We don't have any pets" ends with "We got a puppy!"; "我每天跑步" with "现在完全不跑了";
+"We have a beagle named Biscuit" with "Biscuit passed away"; "我有高血压" with "医生说我血压正常
+了，药已经停了"; "I'm on the keto diet" with "I'm off keto". Unlike ``topics.json`` these may hold
+several values at once, so a new value never replaces another: only the presence flips.
+"""
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+from pathlib import Path
+
+from memory_core.llm.offline.updates import _CLAUSES, _adds, _entities, _states_a_fact, specific_words
+from memory_core.text.constraints import constraint_kind, revokes_a_diet
+from memory_core.text.facts import negations, says_change, statement_words
+from memory_core.text.subject import subject_of
+
+_I = re.IGNORECASE
+STATES_FILE = Path(__file__).with_name("states.json")
+# A state ends ("药已经停了", "quit", "no longer") without a negation word.
+_STOPPED = re.compile(r"停了|停药|戒了|不再|放弃了|\bstopped\b|\bquit\b|\bgave up\b|\bno longer\b|\bnot any ?more\b|"
+                      r"\banymore\b", _I)
+
+
+_DIED = re.compile(r"\bpassed away\b|\bdied\b|\bput (?:him|her|it) down\b|\bwas put down\b|去世|过世|离世|走了", _I)
+_HAS = re.compile(r"\b(?:have|has|got|own|owns|adopted)\b|养|有", _I)
+
+
+@lru_cache(maxsize=1)
+def _states() -> dict[str, re.Pattern[str]]:
+    data = json.loads(STATES_FILE.read_text(encoding="utf-8"))
+    return {name: re.compile("|".join(sorted((re.escape(w) if not w.isascii() else rf"\b{re.escape(w)}\b"
+                                              for w in words), key=len, reverse=True)), _I)
+            for name, words in data.items() if not name.startswith("_")}
+
+
+@lru_cache(maxsize=8192)  # pure; asked of both sides of every pair
+def _states_of(text: str) -> frozenset[str]:
+    return frozenset(name for name, pattern in _states().items() if pattern.search(text))
+
+
+def _state_clauses(text: str, states: frozenset[str]) -> list[str]:
+    """The clauses of ``text`` that speak of one of ``states`` (the whole text when none does
+    on its own): "so... I'm pregnant. We're due in June! Not planned but we're excited" has
+    the children state in "I'm pregnant", and its "Not planned" negates no having."""
+    patterns = [_states()[name] for name in states]
+    clauses = [c for c in _CLAUSES.split(statement_words(text)) if any(p.search(c) for p in patterns)]
+    return clauses or [statement_words(text)]
+
+
+def _without(text: str, states: frozenset[str]) -> bool:
+    """The text says its subject has none of ``states``, or stopped ("I don't take any", "没有
+    孩子", "现在完全不跑了", "药已经停了"), in a clause that speaks of them."""
+    return any(negations(c) > 0 or _STOPPED.search(c) is not None for c in _state_clauses(text, states))
+
+
+def has_none(text: str) -> bool:
+    """The user's own statement that they have none of a thing or do not do it ("We don't have
+    any pets", "我不会开车", "我没有房贷"): a lasting fact, kept until a later one says they have
+    it now (read alone it looked like a remark, rated 2, and was gone before the puppy came)."""
+    if not _states_a_fact(text) or subject_of(text).split("/")[-1] != "self":
+        return False
+    states = _states_of(statement_words(text))
+    return bool(states) and _without(text, states)
+
+
+def speaks_of_a_state(text: str) -> bool:
+    """Whether ``text`` speaks of a thing of ``states.json`` ("驾照终于拿到了"): a newer text
+    that may end an older one's state, so the write checks it."""
+    return bool(_states_of(statement_words(text)))
+
+
+def ends_a_state(newer: str, older: str) -> bool:
+    """``newer`` ends a state ``older`` states (``states.json``): one says the speaker has none
+    of a thing or does not do it and the other, later, that they do now, or the reverse. The
+    newer must mark the change ("now", "started", "stopped", 了) unless it has the thing where
+    the older had none (having a child or a prescription is news by itself)."""
+    if not (_states_a_fact(newer) and _states_a_fact(older)):
+        return False
+    shared = _states_of(statement_words(newer)) & _states_of(statement_words(older))
+    kind = constraint_kind(older)
+    if kind in ("allergy", "medical", "diet") or (kind is not None and any(
+            constraint_kind(c) is not None for c in _state_clauses(older, shared))):
+        # An allergy, a diet, a medical condition is lifted only when said so ("not allergic
+        # after all": ``flips``; "血压正常了，药已经停了": ``resolves``; "I'm off keto"),
+        # never by a mention of the thing ("要去给领导敬酒"). A dislike said beside a state is
+        # no such constraint on it: "我没有养宠物，怕麻烦" ends with a cat.
+        return resolves(newer, older) or lifts_a_diet(newer, older)
+    if not shared and _DIED.search(newer) and _HAS.search(older) and _entities(newer) & _entities(older):
+        return True  # "Biscuit passed away" ends "We have a beagle named Biscuit"
+    if not shared or _adds(newer):
+        return False
+    had_none, has_none = _without(older, shared), _without(newer, shared)
+    if had_none == has_none:
+        return False
+    return had_none or says_change(newer) or _STOPPED.search(newer) is not None
+
+
+# A condition that has gone: cured, back to normal, resolved (not "better": still there).
+_RESOLVED = re.compile(r"(?:正常了|痊愈|治好了|治愈|康复了|好了|没事了|不用吃药了|不用再吃)|\b(?:cured|recovered|"
+                       r"back to normal|normal again|went away|gone now|is gone|resolved|in remission|"
+                       r"grew out of|outgrew|no longer have)\b", _I)
+
+
+def resolves(newer: str, older: str) -> bool:
+    """``newer`` says the medical condition ``older`` states is over ("医生说我血压正常了，药已经
+    停了" after "我有高血压，每天早上吃一片氨氯地平"; "My asthma is gone, I grew out of it"):
+    a resolution word and the condition itself named in both (a Chinese word inside the other
+    counts: 血压 / 高血压). "My knee is better" or a resolution of something else lifts nothing."""
+    if constraint_kind(older) != "medical" or not _RESOLVED.search(statement_words(newer)):
+        return False
+    if negations(_RESOLVED.sub(" ", statement_words(newer))) > 0 and not _STOPPED.search(newer):
+        return False  # "not cured", "还没好了"
+    old_words, new_words = specific_words(older), specific_words(newer)
+    return any(o == n or (not o.isascii() and len(min(o, n, key=len)) >= 2 and (o in n or n in o))
+               for o in old_words for n in new_words)
+
+
+def lifts_a_diet(newer: str, older: str) -> bool:
+    """``newer`` says the diet ``older`` states is over ("I'm off keto, eating carbs again"
+    after "I'm on the keto diet"; "不吃素了" after "我吃素"), naming the same diet."""
+    if constraint_kind(older) != "diet" or not revokes_a_diet(statement_words(newer)):
+        return False
+    return any(_same_word(o, n) for o in specific_words(older) for n in specific_words(newer))
+
+
+def _same_word(a: str, b: str) -> bool:
+    return a == b or (not a.isascii() and not b.isascii() and len(min(a, b, key=len)) >= 2 and (a in b or b in a))
+
+
+def tells_an_end(text: str) -> bool:
+    """A death or a cure: an event that ends a lasting fact, so the write checks it against the
+    user's memories although it states no slot ("Biscuit passed away last week")."""
+    body = statement_words(text)
+    return _DIED.search(body) is not None or _RESOLVED.search(body) is not None
