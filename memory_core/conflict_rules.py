@@ -155,8 +155,8 @@ def decide(llm: LLMProvider, news: Sequence[MemoryRecord], ranked: Mapping[str, 
                 continue
             if replaced and (yield older, newer):
                 gone.add(older.memory_id)
-                if older is new:
-                    break
+                if older is new or says_correction(newer.content):
+                    break  # a correction corrects one statement: the closest it replaced
 
 
 def superseded_fields(newer: MemoryRecord, now: datetime) -> dict[str, Any]:

@@ -259,3 +259,25 @@ def test_having_now_what_one_had_none_of_ends_the_old_state(newer: str, older: s
 ])
 def test_a_mention_of_the_thing_ends_no_state(newer: str, older: str) -> None:
     assert not replaces(newer, older)
+
+
+@pytest.mark.parametrize("newer,older", [
+    ("Sorry, I meant B-. Just checked my donor card.", "My blood type is B+."),  # no frame word said again
+    ("我查了体检报告，我其实是B型血，之前记错了", "我是AB型血"),
+    ("Oops, typo earlier — it's 40 Oak Road, flat 7.", "I live at 40 Oak Road, flat 2."),
+    ("公司地址：海淀区中关村大街27号，25号是隔壁楼", "公司地址是海淀区中关村大街25号"),  # a field label is no speaker
+])
+def test_a_value_said_to_be_corrected_replaces_the_old_one(newer: str, older: str) -> None:
+    assert replaces(newer, older)
+
+
+def test_a_correction_of_one_kind_of_value_leaves_another_kind_alone() -> None:
+    assert not replaces("Sorry, I meant the 5th of May for the party.", "My blood type is A+.")
+    assert not replaces("其实是周三开会，之前说错了", "我是O型血")
+
+
+def test_a_field_label_is_no_speaker() -> None:
+    from memory_core.text.speaker import speaker_label
+
+    assert speaker_label("公司地址：朝阳区建国路86号") is None and speaker_label("我的邮箱：a@b.cn") is None
+    assert speaker_label("张伟：明天见") == "张伟" and speaker_label("Caroline: hi") == "Caroline"

@@ -167,6 +167,16 @@ def test_an_answer_about_where_the_user_comes_from_lasts(engine, assistant: str,
     assert value in user.top(query)
 
 
+def test_a_correction_replaces_one_statement_not_every_one_it_fits(engine) -> None:  # type: ignore[no-untyped-def]
+    """"Sorry, I meant 4827" corrects the code it followed, not every code that shares the slip."""
+    user = User(engine)
+    user.says("My locker code is 4821.")
+    user.says("My bike lock code is 4821 as well.", days=2)
+    remembered = user.says("Sorry, I meant 4827.", days=1)
+    assert len(remembered.replaced_contents) == 1
+    assert len([m for m in user.active() if "4821" in m]) == 1
+
+
 @pytest.mark.parametrize("old,new,query,new_value,old_value", [
     ("We don't have any pets, our building doesn't allow them.", "We adopted a kitten last week, her name is Pip.",
      "Do I have any pets?", "Pip", "any pets"),

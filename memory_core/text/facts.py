@@ -290,6 +290,12 @@ def corrects(newer: str, older: str, explicit: bool = False) -> bool:
         return False
     if shared and len(shared) / len(fn | fo) >= 0.6:
         return True
+    # Said to be a correction, a value of the same kind replaced: "Sorry, I meant A-" after "My
+    # blood type is A+" (a grade for a grade: no word of the frame is said again), "Oops, typo
+    # earlier, it's 12 Elm Street, apartment 5" (a number beside shared words, in a longer text).
+    if explicit and sn.polarity == so.polarity and not so.values() <= sn.values() and (
+            bool(shared) or (bool(sn.grades) and bool(so.grades) and sn.grades != so.grades)):
+        return True
     # A dose or a measure of the same thing: "10 mg of lisinopril" -> "lisinopril to 15 mg".
     units_new, units_old = _units(newer), _units(older)
     common = set(units_new) & set(units_old)

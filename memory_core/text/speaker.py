@@ -37,6 +37,12 @@ _NOT_SPEAKERS = frozenset(
 )
 
 
+# Chinese labels that name a field of a note rather than a person: one said by "me" or "my"
+# (我的..., 我妈...), or ending in a field noun.
+_CJK_HEADING = re.compile(r"^[我你]|的|(?:地址|电话|号码|手机|邮箱|密码|账号|时间|地点|日期|名字|名称|价格|生日|单号|型号|"
+                          r"尺码|编号|备注|事项|要求|原因|结果|计划|安排|清单|目标)$")
+
+
 def speaker_label(content: str) -> str | None:
     """The name a transcript line opens with (``"Caroline: …"`` -> ``"Caroline"``), or None."""
     match = _LABEL_RE.match(content[:80])
@@ -45,6 +51,8 @@ def speaker_label(content: str) -> str | None:
     label = match.group("label").strip()
     if label.casefold() in _NOT_SPEAKERS or any(ch.isdigit() for ch in label):
         return None
+    if _CJK_HEADING.search(label):
+        return None  # "公司地址：朝阳区...", "我的邮箱：...": a field, not a person
     return label
 
 
