@@ -21,7 +21,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
-from memory_core.text.intent import asked_question, is_small_talk, statement_part
+from memory_core.text.intent import asked_question, closes_advice, is_small_talk, statement_part
 from services.auth import Principal
 # DATABASE_UNAVAILABLE and DatabaseUnavailable are re-exported: the chat page and its tests take them from here.
 from services.outage import DATABASE_UNAVAILABLE, DatabaseUnavailable, database_guard  # noqa: F401
@@ -215,7 +215,8 @@ class ChatService:
         statement = statement_part(text)
         if not statement:
             return Remembered(message_id, [], [], [], [], [], skipped="a question or request, nothing to remember")
-        if answered is None and is_small_talk(statement):  # an answer to a question is never small talk
+        if (answered is None and is_small_talk(statement)) or closes_advice(statement):
+            # An answer to a question is never small talk; thanks for advice, with how it went, is.
             return Remembered(message_id, [], [], [], [], [], skipped="small talk, nothing to remember")
         try:
             with _database("remember"):

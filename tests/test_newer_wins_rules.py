@@ -281,3 +281,9 @@ def test_a_field_label_is_no_speaker() -> None:
 
     assert speaker_label("公司地址：朝阳区建国路86号") is None and speaker_label("我的邮箱：a@b.cn") is None
     assert speaker_label("张伟：明天见") == "张伟" and speaker_label("Caroline: hi") == "Caroline"
+
+
+def test_a_role_at_a_company_is_where_one_works() -> None:
+    """"我在百度做测试" states the employer as "我在百度工作" does: a move elsewhere replaces it."""
+    assert replaces("跳槽到快手了，还是做测试", "我在百度做测试，天天加班")
+    assert not replaces("我在家做饭，晚上吃面", "我在百度做测试，天天加班")

@@ -86,6 +86,20 @@ def test_a_question_is_not_stored_and_supersedes_nothing(engine, fact: str, ques
     assert user.top(later) == user.engine.get(stored.created[0]).content
 
 
+@pytest.mark.parametrize("question,thanks,stored", [
+    ("How do I get candle wax out of a carpet?", "The iron and paper towel trick did it, thanks", False),
+    ("衣服上的口红印怎么洗掉", "用卸妆水搓掉了 谢啦", False),
+    ("How do I get candle wax out of a carpet?", "Thanks! Also, I moved to Porto last week.", True),
+    ("衣服上的口红印怎么洗掉", "谢谢，我下个月搬到成都了", True),
+])
+def test_thanks_for_advice_is_not_remembered(engine, question: str, thanks: str, stored: bool) -> None:  # type: ignore[no-untyped-def]
+    """"WD-40 did it, thanks" closes an exchange: stored, it outlived the facts that mattered."""
+    user = User(engine)
+    user.says(question)
+    remembered = user.says(thanks, days=0)
+    assert bool(remembered.created) is stored
+
+
 def test_a_message_with_a_fact_and_a_question_stores_the_fact(engine) -> None:  # type: ignore[no-untyped-def]
     user = User(engine)
     remembered = user.says("我搬到上海了，附近有什么好吃的？")

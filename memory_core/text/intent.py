@@ -102,6 +102,26 @@ def is_small_talk(text: str) -> bool:
     return bool(_ACK_WORDS.search(body)) and len(words) <= 2
 
 
+_THANKS = re.compile(r"\bthanks?\b|\bthank you\b|\bthx\b|\bcheers\b|谢谢|谢啦|谢了|多谢|感谢", _I)
+_ADVICE_OUTCOME = re.compile(
+    r"\b(?:did it|did the trick|worked|works now|fixed it|that helped|it helped|helped a lot|i'?ll try|will try|"
+    r"gonna try|going to try|try that)\b|搞定|管用|有用|好使|掉了|试试|解决了|成功了|好了", _I)
+_POSSESSIVE = re.compile(r"\b(?:my|our|mine)\b|我的|我们的|我家", _I)
+_NEWS = re.compile(r"\b(?:new|moved|started|joined|got married|engaged|pregnant)\b|新|搬|换|入职|结婚|怀孕", _I)
+
+
+@lru_cache(maxsize=4096)
+def closes_advice(text: str) -> bool:
+    """Thanks for help, with how it went ("WD-40 did it, thanks", "thanks, I'll try the
+    no-screens thing", "用洗洁精搓掉了 谢啦"): the end of an exchange, nothing about the user
+    that lasts. Short, and nothing of the user's own or new in it ("Thanks, my new number is ...",
+    "Thanks, the new job works out")."""
+    body = (text or "").strip()
+    words = len(re.findall(r"[A-Za-z0-9'\-]+", body)) + len(re.findall(r"[\u4e00-\u9fff]", body)) / 2
+    return (words <= 12 and _THANKS.search(body) is not None and _ADVICE_OUTCOME.search(body) is not None
+            and _POSSESSIVE.search(body) is None and _NEWS.search(body) is None and _INSTRUCTION.search(body) is None)
+
+
 _EN_INDIRECT = re.compile(r"\b(?:i (?:don't|do not|didn't|can't|cannot) (?:know|remember|recall)|no idea|not sure)\b", _I)
 
 # Standing instructions: statements about how the user wants to be treated, worth remembering.

@@ -34,7 +34,8 @@ _ARRANGEMENT_RE = re.compile(
     r"bungalow|studio|townhouse|terrace)\b|\b(?:I|we) drive an? \b|\bmy (?:car|ride) is\b|"
     r"\bmy (?:\w+ )?(?:dentist|doctor|gp|physician|therapist|boss|manager|supervisor|landlord|landlady)(?:'s name)? "
     r"(?:is|'s)\b|"
-    r"租的房子|租房|合租|我开的是|我的车是|我的(?:\w{0,4})(?:牙医|医生|领导|上司|老板|主管|房东)(?:是|叫)",
+    r"租的房子|租房|合租|我开的是|我的车是|我的(?:\w{0,4})(?:牙医|医生|领导|上司|老板|主管|房东)(?:是|叫)|"
+    r"(?:一直|都|常)在[^，。,.!?！？\s]{1,10}医院[^，。,.!?！？\s]{0,6}看|\bmy (?:\w+ )?(?:clinic|hospital) is\b",
     _I)
 _CONTACT_RE = re.compile(
     r"\[(?:PHONE|EMAIL|ID_NUMBER|BANK_CARD)\]|电话|手机号|手机号码|号码|邮箱|微信号|\bphone\b|\be-?mail\b|\bmobile number\b|"

@@ -50,7 +50,10 @@ _SLOTS: tuple[_Slot, ...] = (
     _Slot("employer", re.compile(
         r"(?:在(?P<v1>[^，。,.!?！？\s]{1,12}?)(?:工作|上班)|(?:就职于|入职了?|跳槽到了?|加入了)(?P<v2>[^，。,.!?！？\s]{1,12})|"
         r"\bwork(?:s|ing)? (?:at|for) (?P<v3>[^,.;!?]+)|\bjoined (?P<v4>[^,.;!?]+)|\bemployer is (?P<v5>[^,.;!?]+)|"
-        r"\b(?:started|start|got) (?:a )?(?:new )?job (?:at|with) (?P<v6>[^,.;!?]+))", _I)),
+        r"\b(?:started|start|got) (?:a )?(?:new )?job (?:at|with) (?P<v6>[^,.;!?]+)|"
+        # "我在阿里做产品经理": a role at a place is where one works
+        r"在(?P<v7>[^，。,.!?！？\s]{1,8}?)做(?:产品|运营|设计|开发|销售|财务|会计|老师|医生|护士|律师|工程师|程序员|客服|市场|"
+        r"人事|行政|测试|算法|前端|后端))", _I)),
     _Slot("age", re.compile(r"(?P<v1>\d{1,3}|[一二两三四五六七八九十]{1,3})\s*(?:周)?岁|\b(?P<v2>\d{1,3}) years? old\b|"
                             r"\bturn(?:ed|s)? (?P<v3>\d{1,3})\b|\b(?:is|am|'m) (?P<v4>\d{1,3})(?: now)?\s*(?:[.!,]|$)", _I)),
     _Slot("name", re.compile(r"\bmy name is\s+(?P<v1>[^,.;!?]+)|\bcall me\s+(?P<v2>[^,.;!?]+)|"
