@@ -21,7 +21,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
-from memory_core.text.intent import asked_question, closes_advice, is_small_talk, statement_part
+from memory_core.text.intent import asked_question, closes_advice, general_request, is_small_talk, statement_part
 from services.auth import Principal
 # DATABASE_UNAVAILABLE and DatabaseUnavailable are re-exported: the chat page and its tests take them from here.
 from services.outage import DATABASE_UNAVAILABLE, DatabaseUnavailable, database_guard  # noqa: F401
@@ -170,9 +170,11 @@ class ChatService:
             engine.record_message(message_id=message_id, user_id=principal.user_id, session_id=session_id,
                                   role="user", content=text, at=now)
             context = [m["content"] for m in earlier if m["role"] == "user"][-3:]
-            # Small talk ("haha thanks", "好的") asks for nothing: no memory is brought in.
+            # Small talk ("haha thanks", "好的") and requests whose answer is the same for anyone
+            # ("tell me a joke") ask for nothing of the user: no memory is brought in.
+            nothing = is_small_talk(text) or general_request(text)
             response = engine.search(principal.user_id, text, top_k=self.top_k, context=context or None,
-                                     min_relevance=1.0 if is_small_talk(text) else None)
+                                     min_relevance=1.0 if nothing else None)
         info = TurnInfo.from_search(response, engine.llm.name, bool(getattr(engine.llm, "offline", False)))
         messages = [ChatMessage(m["role"], m["content"]) for m in earlier] + [ChatMessage("user", text)]
         if info.llm_offline:

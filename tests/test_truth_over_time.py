@@ -350,6 +350,24 @@ def test_small_talk_and_unrelated_questions_get_no_memories(engine, facts: list[
     assert ranked and all((r.parts.absolute or 0.0) < 0.5 for r in ranked)
 
 
+@pytest.mark.parametrize("facts,general,personal,wanted", [
+    (["I work at Google as an SRE.", "My dog Rex is a beagle."], "tell me a joke", "Write a short poem about my dog",
+     "Rex"),
+    (["我在腾讯做后端开发", "我家的猫叫汤圆"], "给我讲个笑话", "帮我给我家的猫写一首小诗", "汤圆"),
+])
+def test_a_request_the_same_for_anyone_gets_no_memories(engine, facts: list[str], general: str, personal: str,  # type: ignore[no-untyped-def]
+                                                        wanted: str) -> None:
+    """"tell me a joke" ranked the user's job above the threshold; the same request about the
+    user's own still gets their memories."""
+    user = User(engine)
+    for fact in facts:
+        user.says(fact)
+    user.says(general)
+    assert user.last_info.used == [] and user.last_info.context_block == ""
+    user.says(personal)
+    assert any(wanted in used.content for used in user.last_info.used)
+
+
 def test_chat_shows_importance_on_the_admin_scale(engine) -> None:  # type: ignore[no-untyped-def]
     user = User(engine)
     user.says("I'm allergic to peanuts")

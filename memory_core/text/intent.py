@@ -122,6 +122,29 @@ def closes_advice(text: str) -> bool:
             and _POSSESSIVE.search(body) is None and _NEWS.search(body) is None and _INSTRUCTION.search(body) is None)
 
 
+_GENERAL_REQUEST = re.compile(
+    r"^\W*(?:(?:can|could|would|will) you\s+|please\s+|hey\s+)*(?:tell (?:me )?(?:a|another|one more) (?:joke|story|riddle|fun fact)|"
+    r"write (?:me )?(?:a|an|another) (?:haiku|poem|limerick|story|song|sonnet|riddle)|explain\b|translate\b|define\b|"
+    r"what(?:'s| is) the (?:capital|population|meaning|definition) of\b)|"
+    r"^\W*(?:请|麻烦)?(?:你)?(?:给我|跟我|帮我)?(?:讲|说)(?:个|一个|几个)(?:笑话|故事|冷笑话)|^\W*(?:请|帮我)?写(?:一首|首|一篇|个)|"
+    r"^\W*(?:请|帮我)?(?:翻译|解释一下)", re.IGNORECASE)
+_MINE = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|my|mine|we|we're|our|us|myself)\b|\bfor me\b|我的|我们|我家|适合我|\b(?:about|for) me\b",
+                   re.IGNORECASE)
+
+
+@lru_cache(maxsize=4096)
+def general_request(text: str) -> bool:
+    """A request for general content with nothing of the user in it ("tell me a joke", "Can you
+    explain what a black hole is, simply?", 给我讲个笑话, 写一首关于春天的小诗): the answer is
+    the same for anyone, so no memory is brought in (a job title had ranked above the threshold
+    for "tell me a joke"). "Write a poem about my dog" or "explain my blood test" are the user's."""
+    body = (text or "").strip()
+    return _GENERAL_REQUEST.search(body) is not None and _MINE.search(_REQUEST_ME.sub(" ", body)) is None
+
+
+_REQUEST_ME = re.compile(r"\b(?:tell|give|show|teach|write) me\b|给我|跟我|帮我", re.IGNORECASE)
+
+
 _EN_INDIRECT = re.compile(r"\b(?:i (?:don't|do not|didn't|can't|cannot) (?:know|remember|recall)|no idea|not sure)\b", _I)
 
 # Standing instructions: statements about how the user wants to be treated, worth remembering.
