@@ -281,9 +281,28 @@ def test_a_field_label_is_no_speaker() -> None:
 
     assert speaker_label("公司地址：朝阳区建国路86号") is None and speaker_label("我的邮箱：a@b.cn") is None
     assert speaker_label("张伟：明天见") == "张伟" and speaker_label("Caroline: hi") == "Caroline"
+    assert speaker_label("Correction: it's 4827") is None and speaker_label("更正一下：是4827") is None
 
 
 def test_a_role_at_a_company_is_where_one_works() -> None:
     """"我在百度做测试" states the employer as "我在百度工作" does: a move elsewhere replaces it."""
     assert replaces("跳槽到快手了，还是做测试", "我在百度做测试，天天加班")
     assert not replaces("我在家做饭，晚上吃面", "我在百度做测试，天天加班")
+
+
+@pytest.mark.parametrize("newer,older", [
+    ("Correction on the allergy: it's almonds I'm allergic to. My mix-up.", "I'm allergic to pistachios."),
+    ("更正一下：我过敏的是芒果，之前说错了", "我对菠萝过敏"),  # 更正一下： opens a correction, not a speaker's line
+    ("Sorry, I meant I love hiking.", "I love swimming."),
+    ("Correction: it's shellfish I'm allergic to, not fish.", "I'm allergic to fish."),  # "Correction:" is no speaker
+])
+def test_a_correction_of_the_thing_in_a_frame_replaces_it(newer: str, older: str) -> None:
+    assert replaces(newer, older)
+
+
+@pytest.mark.parametrize("newer,older", [
+    ("My new job is great, I love my team now", "I love my cat"),  # a change marker is no correction
+    ("Correction: the meeting is in room B.", "I'm allergic to dogs."),  # another frame
+])
+def test_a_correction_leaves_other_statements_alone(newer: str, older: str) -> None:
+    assert not replaces(newer, older)

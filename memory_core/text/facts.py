@@ -73,6 +73,13 @@ _CORRECTION_MARKER = re.compile(
     r"说错了|打错了|写错了|记错了|记反|看错|搞错|弄错|更正|纠正|其实是|其实|应该是|不是[^，。]{1,12}而?是|改一下|改成|我是说|不对", _I)
 
 
+# A correction of one's own slip, said as such (not "actually", "rather", 其实, 不对, which also
+# open new facts and opinions: matched so, they replaced MADial memories).
+_OWN_SLIP = re.compile(r"\bsorry\b[^.!?]{0,25}\bmeant\b|\bi meant\b|\bcorrection\b|\bmy mistake\b|\btypo\b|"
+                       r"\bmix-?up\b|\bmixed (?:it |them )?up\b|\bhad it wrong\b|\bgot it wrong\b|"
+                       r"说错了|记错了|写错了|打错了|搞错了|弄错了|更正|纠正|我是说", _I)
+
+
 def _zh_number(word: str) -> str:
     """Chinese numerals up to the thousands as digits ("十二" -> "12", "两" -> "2")."""
     total, current = 0, 0
@@ -281,6 +288,11 @@ def corrects(newer: str, older: str, explicit: bool = False) -> bool:
     # A slip of a value: a number or code beside a shared word of the older statement, or any
     # value (a name too) when the newer text says it corrects.
     if (explicit and twin_values(newer, older)) or (bool(shared) and twin_values(newer, older, words=False)):
+        return True
+    if _OWN_SLIP.search(newer) and not so.values() and not sn.values() and sn.polarity == so.polarity and shared \
+            and (fo - fn) and (fn - fo):
+        # Said to be a correction, the same frame with another thing in it: "Correction on the
+        # allergy: it's peanuts I'm allergic to" after "I'm allergic to walnuts".
         return True
     changed = (sn.values() != so.values()) or sn.polarity != so.polarity
     if not changed:

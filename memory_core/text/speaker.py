@@ -33,14 +33,14 @@ _LABEL_RE = re.compile(
 _NOT_SPEAKERS = frozenset(
     """note notes todo to-do re fw fwd subject summary reminder tip warning error question answer
     q a update edit ps p.s. nb attention important info fyi date time title tl;dr
-    user assistant system bot ai 注意 提醒 备注 问题 回答 总结 更新 标题""".split()
+    user assistant system bot ai correction correct oops sorry btw also 注意 提醒 备注 问题 回答 总结 更新 标题""".split()
 )
 
 
 # Chinese labels that name a field of a note rather than a person: one said by "me" or "my"
 # (我的..., 我妈...), or ending in a field noun.
-_CJK_HEADING = re.compile(r"^[我你]|的|(?:地址|电话|号码|手机|邮箱|密码|账号|时间|地点|日期|名字|名称|价格|生日|单号|型号|"
-                          r"尺码|编号|备注|事项|要求|原因|结果|计划|安排|清单|目标)$")
+_CJK_HEADING = re.compile(r"^[我你]|的|^(?:更正|纠正|补充|顺便说|对了)|(?:地址|电话|号码|手机|邮箱|密码|账号|时间|地点|日期|"
+                          r"名字|名称|价格|生日|单号|型号|尺码|编号|备注|事项|要求|原因|结果|计划|安排|清单|目标)$")
 
 
 def speaker_label(content: str) -> str | None:

@@ -248,7 +248,10 @@ _LASTING_RE = re.compile(
     r"血型|型血|老家|家乡|籍贯|出生在|出生于|在[^，。]{1,8}长大|土生土长|从小就?|打小|"
     r"(?:我|我妈|我爸|我爷爷|我奶奶)是[^，。]{1,4}人(?=[，。,.！!]|$)|母语|左撇子|右撇子|色弱|色盲|耳聋|聋|听力不|近视|远视|"
     r"身高|一米[五六七八九]|属[鼠牛虎兔龙蛇马羊猴鸡狗猪]|星座|夜猫子|早起的人|球迷|铁杆|一直(?:都)?(?:是|用|喜欢|讨厌|支持|不)|"
-    r"独生子|独生女|双胞胎|排行|信佛|基督徒|穆斯林|国籍",
+    r"独生子|独生女|双胞胎|排行|信佛|基督徒|穆斯林|国籍|"
+    # bodily traits that last: 怕冷, motion sickness, a fear of heights
+    r"怕冷|怕热|晕车|晕船|晕机|恐高|怕高|失眠|\bmotion sickness\b|\b(?:car|sea|air)sick\b|"
+    r"\b(?:scared|afraid|terrified) of heights\b|\binsomnia\b|\bclaustrophobic\b|\bi (?:always )?get cold easily\b",
     _I,
 )
 
