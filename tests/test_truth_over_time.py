@@ -192,33 +192,20 @@ def test_a_correction_replaces_one_statement_not_every_one_it_fits(engine) -> No
 
 
 @pytest.mark.parametrize("old,new,query,new_value,old_value", [
-    ("We don't have any pets, our building doesn't allow them.", "We adopted a kitten last week, her name is Pip.",
-     "Do I have any pets?", "Pip", "any pets"),
-    ("我没有房贷，一直租房", "买房了！每个月房贷六千，压力有点大", "我有房贷吗", "六千", "没有房贷"),
-])
-def test_having_none_of_a_thing_lasts_until_one_has_it(  # type: ignore[no-untyped-def]
-        engine, old: str, new: str, query: str, new_value: str, old_value: str) -> None:
-    """"We don't have any pets" was a remark (rated 2, gone at 180 days), so the kitten at 250
-    days replaced nothing; and it is replaced by having the thing, not only by a marked change."""
-    user = User(engine)
-    user.says(old)
-    remembered = user.says(new, days=250)
-    assert remembered.replaced_contents == [old]
-    assert new_value in user.top(query)
-    assert not [m for m in user.active() if old_value in m]
-
-
-@pytest.mark.parametrize("old,new,query,new_value,old_value", [
+    # A home, a dentist said plainly: rated as remarks, they expired before the move 300 days on,
+    # so nothing was replaced and both stayed "current" in the table.
     ("We rent a one-bedroom flat in Leeds.", "WE BOUGHT A HOUSE! A semi in York, moved in on Saturday.",
      "Where do I live?", "York", "Leeds"),
     ("我租的房子在杭州西溪，一室一厅", "我们买房了！搬到了滨江，上周末刚搬完", "我住在哪里？", "滨江", "西溪"),
     ("My dentist is Dr. Varga on Mill Road.", "I switched dentists, I'm seeing Dr. Chen now.", "Who is my dentist?",
      "Chen", "Varga"),
+    # Having none of a thing: a lasting fact too, replaced by having it (no change word needed).
+    ("We don't have any pets, our building doesn't allow them.", "We adopted a kitten last week, her name is Pip.",
+     "Do I have any pets?", "Pip", "any pets"),
+    ("我没有房贷，一直租房", "买房了！每个月房贷六千，压力有点大", "我有房贷吗", "六千", "没有房贷"),
 ])
-def test_a_plainly_stated_home_or_dentist_is_still_there_to_replace_a_year_on(  # type: ignore[no-untyped-def]
+def test_a_plainly_stated_fact_is_still_there_to_replace_months_on(  # type: ignore[no-untyped-def]
         engine, old: str, new: str, query: str, new_value: str, old_value: str) -> None:
-    """Rated as a remark, "We rent a flat in Leeds" expired before the move 300 days later, so
-    nothing was replaced and both stayed "current" in the table."""
     user = User(engine)
     user.says(old)
     remembered = user.says(new, days=300)

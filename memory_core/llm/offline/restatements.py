@@ -19,7 +19,8 @@ from __future__ import annotations
 import re
 
 from memory_core.llm.offline.slot_facts import facts_of
-from memory_core.llm.offline.updates import _CLAUSES, _REACTION_OPENING, _VALUE_WORDS_EN, _adds, _entities, _states_a_fact, specific_words
+from memory_core.llm.offline.updates import (_CLAUSES, _REACTION_OPENING, _VALUE_WORDS_EN, _adds, _entities,
+                                             _states_a_fact, same_word, specific_words)
 from memory_core.text.facts import negations, says_change, says_correction, signature, statement_words
 from memory_core.text.keywords import stem
 from memory_core.text.lang import jieba_pos_tokenizer
@@ -47,21 +48,16 @@ def _about(words: frozenset[str]) -> frozenset[str]:
                      and not (len(w) == 2 and w[0] == "一"))
 
 
-def _same_word(a: str, b: str) -> bool:
-    """One word, or a Chinese word inside the other ("眼镜" / "戴眼镜", "近视" / "轻微近视")."""
-    return a == b or (not a.isascii() and not b.isascii() and len(min(a, b, key=len)) >= 2 and (a in b or b in a))
-
-
 def _shared(older: str, newer: str) -> set[str]:
     old_words, new_words = _about(specific_words(older)), _about(specific_words(newer))
-    return {o for o in old_words if any(_same_word(o, n) for n in new_words)}
+    return {o for o in old_words if any(same_word(o, n) for n in new_words)}
 
 
 def _polarity_of(text: str, words: set[str]) -> set[bool]:
     """Whether each clause of ``text`` that holds one of ``words`` is negated."""
     out = set()
     for clause in _CLAUSES.split(statement_words(text)):
-        if any(_same_word(w, c) for w in words for c in _about(specific_words(clause))):
+        if any(same_word(w, c) for w in words for c in _about(specific_words(clause))):
             out.add(negations(clause) > 0)
     return out
 
@@ -115,13 +111,13 @@ def says_again(newer: str, older: str) -> bool:
     if not so.values() - _ONE <= sn.values():
         return False  # a number, code or grade of the older one dropped or changed
     old_names, new_names = _entities(older), _entities(newer)
-    if old_names and new_names and not any(_same_word(o, n) or o in n or n in o for o in old_names for n in new_names):
+    if old_names and new_names and not any(same_word(o, n) or o in n or n in o for o in old_names for n in new_names):
         return False  # one name for another: another thing
     shared = _shared(older, newer)
     if not shared:
         return False
     new_words = _about(specific_words(newer))
-    dropped = {o for o in _about(specific_words(older)) if not any(_same_word(o, n) for n in new_words)}
+    dropped = {o for o in _about(specific_words(older)) if not any(same_word(o, n) for n in new_words)}
     if any(_names_a_thing(w) for w in dropped):
         return False  # "My cat Tom is grey" -> "My cat Tom loves tuna" drops the colour: two facts
     if any(w in dropped and not _degree(w) for w in _main_clause_words(older)):

@@ -13,7 +13,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from memory_core.llm.offline.updates import _CLAUSES, _adds, _entities, _states_a_fact, specific_words
+from memory_core.llm.offline.updates import _CLAUSES, _adds, _entities, _states_a_fact, same_word, specific_words
 from memory_core.text.constraints import constraint_kind, revokes_a_diet
 from memory_core.text.facts import negations, says_change, statement_words
 from memory_core.text.subject import subject_of
@@ -124,11 +124,7 @@ def lifts_a_diet(newer: str, older: str) -> bool:
     after "I'm on the keto diet"; "不吃素了" after "我吃素"), naming the same diet."""
     if constraint_kind(older) != "diet" or not revokes_a_diet(statement_words(newer)):
         return False
-    return any(_same_word(o, n) for o in specific_words(older) for n in specific_words(newer))
-
-
-def _same_word(a: str, b: str) -> bool:
-    return a == b or (not a.isascii() and not b.isascii() and len(min(a, b, key=len)) >= 2 and (a in b or b in a))
+    return any(same_word(o, n) for o in specific_words(older) for n in specific_words(newer))
 
 
 def tells_an_end(text: str) -> bool:

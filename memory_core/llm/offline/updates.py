@@ -85,6 +85,11 @@ def specific_words(text: str) -> frozenset[str]:
                      if t not in _GENERIC and len(t) > 1 and not negations(t) and not t.startswith(("不", "没")))
 
 
+def same_word(a: str, b: str) -> bool:
+    """One word, or a Chinese word inside the other ("眼镜" / "戴眼镜", "近视" / "轻微近视")."""
+    return a == b or (not a.isascii() and not b.isascii() and len(min(a, b, key=len)) >= 2 and (a in b or b in a))
+
+
 @lru_cache(maxsize=8192)  # pure; asked of each text against every candidate it is compared with
 def one_fact(text: str, sentences: int, words: int) -> bool:
     """Whether ``text`` is short enough to state one fact: at most ``sentences`` sentences and
