@@ -306,3 +306,32 @@ def test_a_correction_of_the_thing_in_a_frame_replaces_it(newer: str, older: str
 ])
 def test_a_correction_leaves_other_statements_alone(newer: str, older: str) -> None:
     assert not replaces(newer, older)
+
+
+@pytest.mark.parametrize("newer,older", [
+    # "well..." is no sentence: the news is still one short statement
+    ("well... I'm pregnant! Due in March. Didn't see it coming but we're thrilled",
+     "We don't want kids, it's just the two of us."),
+    ("现在我归张磊管了，他是新来的组长", "我的领导是李强，人挺好"),  # a new team lead is the boss now
+    ("不去威尔士了，办了一兆韦德的私教课", "我办的是威尔士的健身卡"),  # 不去X了: no longer going there
+])
+def test_a_change_said_plainly_replaces_the_old_value(newer: str, older: str) -> None:
+    assert replaces(newer, older)
+
+
+@pytest.mark.parametrize("newer,older", [
+    ("我不去上海了，太远", "我住在北京"),  # a plan dropped is no new home
+    ("我同事归张磊管了，他是新来的组长", "我的领导是李强，人挺好"),  # a colleague's boss
+    ("My sister is pregnant! Due in March.", "We don't want kids, it's just the two of us."),
+])
+def test_a_change_of_someone_else_or_of_a_plan_replaces_nothing(newer: str, older: str) -> None:
+    assert not replaces(newer, older)
+
+
+def test_whom_colloquial_kin_and_company_make_a_statement_about() -> None:
+    """我爸 is the father; "跟同事" is company, not the subject; 老公 / 爱人 are one spouse."""
+    assert subject_of("我爸是退休的中学老师") == "rel:爸爸" and subject_of("我哥在深圳") == "rel:哥哥"
+    assert subject_of("我每周三晚上跟同事打羽毛球") == "self"
+    assert subject_of("我老公是律师") == subject_of("我爱人是做律师的") == "rel:配偶"
+    assert replaces("我爱人是做律师的，在金杜", "我老公是律师")
+    assert replaces("羽毛球改到周四了，周三老加班", "我每周三晚上跟同事打羽毛球")

@@ -47,7 +47,7 @@ IMPORTANCE = [
     ("我的直属领导是李强，人挺好", 4), ("我月薪八千", 4), ("我在美团做运营", 4),
     ("I drove my car to the beach today", 3), ("My boss was grumpy today", 3),
     # Having none of a thing is a lasting fact too, until a later message says otherwise.
-    ("我的胃病一直在华山医院消化科看", 4), ("我特别怕冷", 4), ("I get carsick on long drives", 4),
+    ("我的胃病一直在华山医院消化科看", 4), ("我爸是退休的工程师", 4), ("我特别怕冷", 4), ("I get carsick on long drives", 4),
     ("We don't have any pets.", 4), ("我不会开车", 4), ("我没有房贷，一直租房", 4), ("My neighbour doesn't have a car", 2),
     ("我计划下个月去日本", 3), ("昨天我去了上海迪士尼", 3), ("我喜欢爬山", 3), ("I love coffee", 3),
     ("I went hiking last Sunday", 3), ("We are going to Paris next week", 3),

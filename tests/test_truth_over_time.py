@@ -241,6 +241,9 @@ def test_a_refusal_or_a_yes_is_not_kept_as_a_lasting_fact(engine, assistant: str
     ("My cat loves tuna.", "My cat sleeps on the sofa all day."),
     ("我不喜欢吃苦瓜", "我不喜欢吃香菜，闻着就受不了"),
     ("I'm scared of heights.", "My son is scared of heights too, he cries on ladders."),
+    # The user's own change of job is no news about a parent's ("我爸" is the father, not "我").
+    ("My dad is a retired teacher.", "Switched to a new project at work."),
+    ("我爸是退休的中学老师", "工作上换了个新项目"),
 ])
 def test_facts_about_different_people_or_things_both_stay(engine, first: str, second: str) -> None:  # type: ignore[no-untyped-def]
     user = User(engine)

@@ -43,10 +43,19 @@ _SAME_PERSON = {
     "manager": "boss", "supervisor": "boss", "gf": "girlfriend", "bf": "boyfriend", "fiancé": "fiance",
     "fiancée": "fiancee", "grandma": "grandmother", "granny": "grandmother", "grandpa": "grandfather",
     "coworker": "colleague", "co-worker": "colleague", "kid": "child", "kids": "children",
-    "闺女": "女儿", "老婆": "妻子", "媳妇": "妻子", "爱人": "妻子", "老公": "丈夫", "老妈": "妈妈", "母亲": "妈妈",
+    # One spouse, however called: 爱人 is either ("我老公是医生" / "我爱人是做医生的" are one person).
+    "wife": "spouse", "husband": "spouse",
+    "闺女": "女儿", "老婆": "配偶", "媳妇": "配偶", "爱人": "配偶", "妻子": "配偶", "老公": "配偶", "丈夫": "配偶",
+    "老妈": "妈妈", "母亲": "妈妈",
     "老爸": "爸爸", "父亲": "爸爸", "上司": "领导", "老板": "领导", "主管": "领导", "经理": "领导", "女友": "女朋友",
     "男友": "男朋友", "孩子": "小孩", "姥姥": "外婆", "姥爷": "外公",
 }
+
+
+# Kin said with one character after 我 (我爸, 我妈, 我哥): the full noun each stands for.
+_KIN_ZH = {"爸": "爸爸", "妈": "妈妈", "哥": "哥哥", "姐": "姐姐", "弟": "弟弟", "妹": "妹妹", "爷": "爷爷", "奶": "奶奶",
+           "姥": "姥姥"}
+_MY_KIN_ZH = re.compile(r"我(爸|妈|哥|姐|弟|妹|爷|奶|姥)(?![爸妈哥姐弟妹爷奶姥])")
 
 
 def person_key(noun: str) -> str:
@@ -81,6 +90,8 @@ def _person_in(fragment: str) -> str | None:
             found.append((m.start(), f"rel:{person_key(singular)}"))
     for m in _PERSON_ZH_RE.finditer(fragment):
         found.append((m.start(), f"rel:{person_key(m.group(0))}"))
+    for m in _MY_KIN_ZH.finditer(fragment):  # "我爸是退休的中学老师": the father, not the user
+        found.append((m.start(), f"rel:{person_key(_KIN_ZH[m.group(1)])}"))
     for m in _EN_NAME.finditer(fragment):
         name = m.group(1)
         if name.split()[0] not in _NOT_NAMES:
@@ -91,7 +102,7 @@ def _person_in(fragment: str) -> str | None:
         return None
     # "My wife and I live in ..." is about the user (with someone): "and I" after the person.
     position, subject = max(found)
-    if re.search(r"\band I\b|和我|跟我", fragment[position:], _I) or re.search(r"我(?:和|跟|与|同)\s*$", fragment[:position]):
+    if re.search(r"\band I\b|和我|跟我", fragment[position:], _I) or re.search(r"我[^，。,]{0,8}?(?:和|跟|与|同)\s*$", fragment[:position]):
         return None
     return subject
 

@@ -213,8 +213,15 @@ def _same_role(a: str, b: str) -> bool:
     """Both texts name the user's person in the same role ("my manager" / "my new boss",
     "我女儿" / "闺女"), or one names a role the other's topic is about."""
     sa, sb = subject_of(a).split("/")[-1], subject_of(b).split("/")[-1]
-    roles = {s.split(":", 1)[1] for s in (sa, sb) if s.startswith("rel:")}
-    return len(roles) == 1 or (bool(roles) and {sa, sb} & {"self"} != set())
+    roles = [s.split(":", 1)[1] for s in (sa, sb) if s.startswith("rel:")]
+    if len(roles) == 2:
+        return roles[0] == roles[1]
+    if len(roles) == 1 and "self" in (sa, sb):
+        # "现在我归刘敏管了" is about the boss "我的领导是王建国" named; "工作上换了个新项目" is
+        # not about the father "我爸是退休的中学老师" names (it had replaced him).
+        mine = a if sa == "self" else b
+        return roles[0] in mine.lower() or bool(topics_of(roles[0]) & topics_of(mine))
+    return False
 
 
 # Kin said in one character or colloquially ("我妈", "我哥", "我老公"): not the speaker.

@@ -96,7 +96,9 @@ def one_fact(text: str, sentences: int, words: int) -> bool:
     ``words`` words (a Chinese character counts as half a word) once questions are set aside."""
     body = statement_words(text)
     count = len(re.findall(r"[A-Za-z0-9']+", body)) + len(re.findall(r"[\u4e00-\u9fff]", body)) / 2
-    return count <= words and len(split_sentences(body)) <= sentences
+    # A filler is no sentence: "so...", "well!", "嗯。" open a statement, they state nothing.
+    said = [x for x in split_sentences(body) if len(re.findall(r"[A-Za-z0-9']+|[\u4e00-\u9fff]", x)) > 1]
+    return count <= words and len(said) <= sentences
 
 
 def changes(newer: str, older: str) -> bool:
