@@ -304,6 +304,9 @@ def test_a_constraint_reaches_the_reply_and_the_prompt(engine, constraint: str, 
     ("我有哮喘，换季的时候特别容易犯", "公司组织爬四千米的雪山，我去合适吗"),
     ("I really hate mushrooms, the texture makes me gag.", "We're ordering pizza, what toppings should I get?"),
     ("我真的受不了茄子的口感", "晚饭做点什么菜好"),
+    # A standing instruction about days reaches a request to plan the week.
+    ("Never schedule anything for me on Sundays, it's family day.", "Help me plan my chores for next week."),
+    ("周日不要给我安排任何事，那天要陪家人", "帮我安排一下下周要办的事"),
 ])
 def test_a_condition_or_dislike_reaches_a_request_it_bears_on(engine, constraint: str, ask: str) -> None:  # type: ignore[no-untyped-def]
     """Months of small talk later, a request no lexicon names ("a trek", "雪山", "toppings") still

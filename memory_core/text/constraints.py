@@ -94,7 +94,9 @@ _TOPICS: dict[str, re.Pattern[str]] = {
     "contact": re.compile(
         r"打电话|电话|短信|消息|联系|提醒|叫醒|称呼|叫我|早上|晚上|"
         r"\b(?:call|calls|calling|phone|text|texts|message|messages|email|emails|remind|reminder|wake|contact|"
-        r"schedule|meeting|meetings|appointment|before|after|morning|evening|night)\b", _I),
+        r"schedule|scheduling|meeting|meetings|appointment|appointments|before|after|morning|evening|night|"
+        # planning a week or a day is scheduling: "never on Saturdays" bears on "plan my errands"
+        r"plan|planning|errands|calendar|agenda|week|weekdays?|saturdays?|sundays?)\b|安排|日程|计划|周末|周六|周日", _I),
 }
 # Words that make a request (and not only a question about the user).
 _REQUEST_WORDS = re.compile(
