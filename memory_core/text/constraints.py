@@ -52,6 +52,7 @@ _REVOKED = re.compile(r"\b(?:no longer|not|stopped being|quit being) (?:a )?(?:v
                       r"\b(?:eat|eating|drink|drinking|have|having) \w+ again\b|不再吃素|不吃素了|开始吃肉|又吃肉|"
                       r"又(?:开始)?(?:吃|喝)|现在(?:又)?(?:可以|能)(?:吃|喝)", _I)
 
+
 def revokes_a_diet(text: str) -> bool:
     """The text lifts a diet rather than states one ("I'm no longer vegetarian", "I'm off keto",
     "我又开始吃肉了")."""

@@ -132,6 +132,9 @@ _MINE = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|my|mine|we|we're|our|us|myself)\b|
                    re.IGNORECASE)
 
 
+_REQUEST_ME = re.compile(r"\b(?:tell|give|show|teach|write) me\b|给我|跟我|帮我", re.IGNORECASE)
+
+
 @lru_cache(maxsize=4096)
 def general_request(text: str) -> bool:
     """A request for general content with nothing of the user in it ("tell me a joke", "Can you
@@ -140,9 +143,6 @@ def general_request(text: str) -> bool:
     for "tell me a joke"). "Write a poem about my dog" or "explain my blood test" are the user's."""
     body = (text or "").strip()
     return _GENERAL_REQUEST.search(body) is not None and _MINE.search(_REQUEST_ME.sub(" ", body)) is None
-
-
-_REQUEST_ME = re.compile(r"\b(?:tell|give|show|teach|write) me\b|给我|跟我|帮我", re.IGNORECASE)
 
 
 _EN_INDIRECT = re.compile(r"\b(?:i (?:don't|do not|didn't|can't|cannot) (?:know|remember|recall)|no idea|not sure)\b", _I)

@@ -20,7 +20,7 @@ import re
 
 from memory_core.llm.offline.slot_facts import facts_of
 from memory_core.llm.offline.updates import (_CLAUSES, _REACTION_OPENING, _VALUE_WORDS_EN, _adds, _entities,
-                                             _states_a_fact, same_word, specific_words)
+                                             _states_a_fact, same_word, specific_words, word_count)
 from memory_core.text.facts import negations, says_change, says_correction, signature, statement_words
 from memory_core.text.keywords import stem
 from memory_core.text.lang import jieba_pos_tokenizer
@@ -85,12 +85,6 @@ def _degree(word: str) -> bool:
     return not word.isascii() and all(p.flag == "d" for p in jieba_pos_tokenizer().lcut(word))
 
 
-def _length(text: str) -> float:
-    """Words of ``text``'s statements, a Chinese character counting as half a word."""
-    body = statement_words(text)
-    return len(re.findall(r"[A-Za-z0-9']+", body)) + len(re.findall(r"[\u4e00-\u9fff]", body)) / 2
-
-
 def says_again(newer: str, older: str) -> bool:
     """``newer`` states again, maybe in other words and with more, the lasting fact ``older``
     states (see the module docstring). The caller has checked both are about the same person
@@ -103,7 +97,7 @@ def says_again(newer: str, older: str) -> bool:
         return False
     if _adds(newer) or _AGAIN.search(newer) or says_change(newer) or says_correction(newer):
         return False  # an addition, another time, a change or a correction: other rules judge those
-    if _length(newer) < 0.8 * _length(older):
+    if word_count(statement_words(newer)) < 0.8 * word_count(statement_words(older)):
         return False  # saying less is no restatement: "Lisbon" must not retire "I live in Lisbon, near the river"
     so, sn = signature(older), signature(newer)
     if so.persons - sn.persons and sn.persons - so.persons:

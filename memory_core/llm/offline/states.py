@@ -8,12 +8,12 @@ several values at once, so a new value never replaces another: only the presence
 """
 from __future__ import annotations
 
-import json
 import re
 from functools import lru_cache
 from pathlib import Path
 
-from memory_core.llm.offline.updates import _CLAUSES, _adds, _entities, _states_a_fact, same_word, specific_words
+from memory_core.llm.offline.updates import (_CLAUSES, _adds, _entities, _states_a_fact, lexicon_patterns, same_word,
+                                             specific_words)
 from memory_core.text.constraints import constraint_kind, revokes_a_diet
 from memory_core.text.facts import negations, says_change, statement_words
 from memory_core.text.subject import subject_of
@@ -31,10 +31,7 @@ _HAS = re.compile(r"\b(?:have|has|got|own|owns|adopted)\b|养|有", _I)
 
 @lru_cache(maxsize=1)
 def _states() -> dict[str, re.Pattern[str]]:
-    data = json.loads(STATES_FILE.read_text(encoding="utf-8"))
-    return {name: re.compile("|".join(sorted((re.escape(w) if not w.isascii() else rf"\b{re.escape(w)}\b"
-                                              for w in words), key=len, reverse=True)), _I)
-            for name, words in data.items() if not name.startswith("_")}
+    return lexicon_patterns(STATES_FILE, plurals=False)
 
 
 @lru_cache(maxsize=8192)  # pure; asked of both sides of every pair
@@ -93,10 +90,10 @@ def ends_a_state(newer: str, older: str) -> bool:
         return True  # "Biscuit passed away" ends "We have a beagle named Biscuit"
     if not shared or _adds(newer):
         return False
-    had_none, has_none = _without(older, shared), _without(newer, shared)
-    if had_none == has_none:
+    older_without, newer_without = _without(older, shared), _without(newer, shared)
+    if older_without == newer_without:
         return False
-    return had_none or says_change(newer) or _STOPPED.search(newer) is not None
+    return older_without or says_change(newer) or _STOPPED.search(newer) is not None
 
 
 # A condition that has gone: cured, back to normal, resolved (not "better": still there).
@@ -115,8 +112,7 @@ def resolves(newer: str, older: str) -> bool:
     if negations(_RESOLVED.sub(" ", statement_words(newer))) > 0 and not _STOPPED.search(newer):
         return False  # "not cured", "还没好了"
     old_words, new_words = specific_words(older), specific_words(newer)
-    return any(o == n or (not o.isascii() and len(min(o, n, key=len)) >= 2 and (o in n or n in o))
-               for o in old_words for n in new_words)
+    return any(same_word(o, n) for o in old_words for n in new_words)
 
 
 def lifts_a_diet(newer: str, older: str) -> bool:

@@ -27,7 +27,6 @@ from pathlib import Path
 from memory_core.text.chunking import split_sentences
 from memory_core.text.entities import extract_entities
 from memory_core.text.facts import content_tokens, negations, says_change, signature, statement_words
-from memory_core.text.constraints import constraint_kind
 from memory_core.text.keywords import stem
 from memory_core.text.lang import has_cjk, jieba_pos_tokenizer, jieba_tokenizer
 from memory_core.text.subject import PERSON_NOUNS_EN, PERSON_NOUNS_ZH, subject_of
@@ -56,19 +55,20 @@ _GENERIC = frozenset("""wow awesome amazing great cool nice glad happy sorry tha
     东西 时候 事情 现在 今天 昨天 明天 一直 每天 喜欢 觉得 感觉 一下 已经 还是 真的 时间 一个 这个 那个""".split())
 
 
+def lexicon_patterns(path: Path, plurals: bool) -> dict[str, re.Pattern[str]]:
+    """One alternation per entry of a JSON lexicon (``topics.json``, ``states.json``): English
+    words whole (with ``plurals``, also in the plural: "I switched dentists"), Chinese ones
+    anywhere, the longest first. Keys starting with "_" are notes."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    tail = "(?:s|es)?" if plurals else ""
+    return {name: re.compile("|".join(sorted((re.escape(w) if not w.isascii() else rf"\b{re.escape(w)}{tail}\b"
+                                              for w in words), key=len, reverse=True)), _I)
+            for name, words in data.items() if not name.startswith("_")}
+
+
 @lru_cache(maxsize=1)
 def _topics() -> dict[str, re.Pattern[str]]:
-    """One alternation per topic (English words whole, Chinese ones anywhere)."""
-    data = json.loads(TOPICS_FILE.read_text(encoding="utf-8"))
-    out: dict[str, re.Pattern[str]] = {}
-    for name, words in data.items():
-        if name.startswith("_"):
-            continue
-        # English words also in the plural ("I switched dentists"); the Chinese ones anywhere.
-        parts = sorted((re.escape(w) if not w.isascii() else rf"\b{re.escape(w)}(?:s|es)?\b" for w in words),
-                       key=len, reverse=True)
-        out[name] = re.compile("|".join(parts), _I)
-    return out
+    return lexicon_patterns(TOPICS_FILE, plurals=True)
 
 
 @lru_cache(maxsize=8192)
@@ -85,6 +85,11 @@ def specific_words(text: str) -> frozenset[str]:
                      if t not in _GENERIC and len(t) > 1 and not negations(t) and not t.startswith(("不", "没")))
 
 
+def word_count(text: str) -> float:
+    """English words and numbers of ``text``, a Chinese character counting as half a word."""
+    return len(re.findall(r"[A-Za-z0-9']+", text)) + len(re.findall(r"[\u4e00-\u9fff]", text)) / 2
+
+
 def same_word(a: str, b: str) -> bool:
     """One word, or a Chinese word inside the other ("眼镜" / "戴眼镜", "近视" / "轻微近视")."""
     return a == b or (not a.isascii() and not b.isascii() and len(min(a, b, key=len)) >= 2 and (a in b or b in a))
@@ -95,7 +100,7 @@ def one_fact(text: str, sentences: int, words: int) -> bool:
     """Whether ``text`` is short enough to state one fact: at most ``sentences`` sentences and
     ``words`` words (a Chinese character counts as half a word) once questions are set aside."""
     body = statement_words(text)
-    count = len(re.findall(r"[A-Za-z0-9']+", body)) + len(re.findall(r"[\u4e00-\u9fff]", body)) / 2
+    count = word_count(body)
     # A filler is no sentence: "so...", "well!", "嗯。" open a statement, they state nothing.
     said = [x for x in split_sentences(body) if len(re.findall(r"[A-Za-z0-9']+|[\u4e00-\u9fff]", x)) > 1]
     return count <= words and len(said) <= sentences
