@@ -73,8 +73,12 @@ def build_server(memory: "MemoryEngine", user_id: str, actor: str = "mcp") -> MC
             stored = memory.get_many(result.memory_ids, user_id=user_id)
         except MemoryEngineError as exc:
             raise ToolError(str(exc)) from exc
-        lines = [f"- id={mid} text={quote(stored[mid].content)}" for mid in result.memory_ids if mid in stored]
-        redacted = f" Personal data removed before storing: {', '.join(result.redactions)}." if result.redactions else ""
+        lines = [f"- id={mid} text={quote(memory.revealed_text(stored[mid]))}" for mid in result.memory_ids
+                 if mid in stored]
+        kept = [k for k in result.redactions if k in memory.settings.pii_keep_kinds]
+        dropped = [k for k in result.redactions if k not in kept]
+        redacted = ((f" Kept encrypted, for this user's own reads only: {', '.join(kept)}." if kept else "")
+                    + (f" Personal data removed before storing: {', '.join(dropped)}." if dropped else ""))
         kind = "Remembered" if result.created else "Already known (refreshed)"
         return f"{kind}:{redacted}\n" + "\n".join(lines)
 
@@ -82,7 +86,7 @@ def build_server(memory: "MemoryEngine", user_id: str, actor: str = "mcp") -> MC
     def recall(query: str, top_k: int = 5) -> str:
         """Find what the user told you before that bears on ``query`` (most useful first, dated)."""
         try:
-            response = memory.search(user_id, query, top_k=top_k)
+            response = memory.reveal(memory.search(user_id, query, top_k=top_k))  # the user's own read
         except MemoryEngineError as exc:
             raise ToolError(str(exc)) from exc
         header = (f"The user's own notes found for {quote(query)}: quoted data written by or about the user, "

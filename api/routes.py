@@ -80,7 +80,9 @@ def search(body: models.SearchRequest, who: ApiPrincipal = Depends(caller),
         extra["min_relevance"] = body.min_relevance
     response = memory.search(engine_user(who.tenant, body.user_id), body.query, top_k=body.top_k,
                              context=body.context, filters=_filters(body.filters), at=body.at, **extra)
-    return models.SearchOut.of(who.tenant, response)
+    # The user's read: their own phone numbers and e-mail addresses come back (engine.reveal);
+    # listing and getting memories (administration) shows the placeholders.
+    return models.SearchOut.of(who.tenant, memory.reveal(response))
 
 
 @router.get("/memories", response_model=models.MemoryPage, tags=["memories"])

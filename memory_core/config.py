@@ -71,6 +71,11 @@ class Settings(BaseSettings):
 
     # Write pipeline
     max_input_chars: int = 100_000
+    # PII: phone numbers and e-mail addresses the user gives are kept, encrypted, for the user's
+    # own reads (memory_core/pii_vault.py); identity and bank-card numbers never are. The key:
+    # one or more Fernet keys, comma-separated, the first current; empty = data_dir/pii.key.
+    pii_key: SecretStr = SecretStr("")
+    pii_keep_kinds: Annotated[tuple[str, ...], NoDecode] = ("phone", "email")
     # A memory's metadata (a JSON object) may take at most this many bytes as UTF-8 JSON.
     max_metadata_bytes: int = Field(default=16_384, ge=0)
     # Characters one user may write per minute through ``engine.add`` (and ``add_many`` when asked
@@ -215,6 +220,14 @@ class Settings(BaseSettings):
     def _split_ttl(cls, value: object) -> object:
         if isinstance(value, str):
             return tuple(int(part) for part in value.split(","))
+        return value
+
+    @field_validator("pii_keep_kinds", mode="before")
+    @classmethod
+    def _split_kinds(cls, value: object) -> object:
+        """``PII_KEEP_KINDS=phone,email``; empty keeps none (every identifier only redacted)."""
+        if isinstance(value, str):
+            return tuple(part.strip() for part in value.split(",") if part.strip())
         return value
 
     @property

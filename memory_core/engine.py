@@ -27,6 +27,7 @@ from memory_core.llm.base import LLMProvider
 from memory_core.logs import request_context
 from memory_core.maintenance.reconcile_job import reconcile
 from memory_core.parts import EngineParts
+from memory_core.pii_vault import PiiVault, reveal_response, vault_for
 from memory_core.ratelimit import WriteRateLimiter
 from memory_core.records import (
     AddItem,
@@ -83,16 +84,18 @@ class MemoryEngine(EngineReads, EngineJobs):
         cache: ResultCache,
         clock: Clock | None = None,
         reranker: Reranker | None = None,
+        vault: PiiVault | None = None,
     ) -> None:
         repo = check_repository(repo)  # a wrong object fails here, not mid-request
         clock = clock or SystemClock()
+        vault = vault or vault_for(settings)
         self.reranker = reranker
         self.recorder = Recorder(repo)
-        self.writer = WritePipeline(settings, repo, vectors, embedder, llm, cache, clock)
+        self.writer = WritePipeline(settings, repo, vectors, embedder, llm, cache, clock, vault)
         self.retriever = RetrievalPipeline(settings, repo, vectors, embedder, llm, cache, clock,
                                            self.recorder, reranker)
         self.parts = EngineParts(settings=settings, repo=repo, vectors=vectors, embedder=embedder, llm=llm,
-                                 cache=cache, clock=clock, indexer=self.writer, telemetry=self.recorder)
+                                 cache=cache, clock=clock, indexer=self.writer, telemetry=self.recorder, vault=vault)
         self.write_limiter = WriteRateLimiter(settings.write_limit_chars_per_minute)
 
     # The ports, read from ``parts`` (one place: the jobs see what the facade sees).
@@ -198,6 +201,18 @@ class MemoryEngine(EngineReads, EngineJobs):
         with request_context():
             return self.retriever.search(user_id, query, top_k=top_k, context=context, filters=filters, at=at,
                                          options=options, min_relevance=min_relevance, recipe=recipe)
+
+    def reveal(self, response: SearchResponse) -> SearchResponse:
+        """``response`` (from ``search``) as the user it was searched for may read it: the phone
+        numbers and e-mail addresses they gave put back in place of their placeholders. For the
+        owner's own reads only (the chat, the API and MCP recall); staff pages show placeholders.
+        ``search`` itself never reveals, so nothing revealed reaches the result cache."""
+        return reveal_response(self.parts.vault, response)
+
+    def revealed_text(self, record: MemoryRecord) -> str:
+        """A memory's text as its owner may read it (``reveal``, for one record)."""
+        vault = self.parts.vault
+        return vault.reveal(record.content, vault.unseal(record.sealed))
 
     def get(self, memory_id: str, user_id: str | None = None) -> MemoryRecord:
         """A memory by id; with ``user_id``, only if it belongs to that user (no existence leak)."""

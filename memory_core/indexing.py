@@ -10,6 +10,7 @@ from typing import Sequence
 import numpy as np
 
 from memory_core.lifecycle import epoch
+from memory_core.text.pii import masked
 from memory_core.records import MemoryRecord
 from memory_core.text.intent import asks_anything
 from memory_core.text.keywords import keyword_tokens
@@ -32,6 +33,7 @@ def context_key(context: str) -> str:
 def embed_text(content: str, context: str = "") -> str:
     """The text whose embedding is stored: the memory, after the conversation turn it answered
     when there is one (a contextual key: measured on LoCoMo, recall@10 .677 -> .721)."""
+    content = masked(content)  # a PII tag is no word: "[PHONE#3f2a9c]" is read as "[PHONE]"
     return f"{context}\n{content}" if context else content
 
 

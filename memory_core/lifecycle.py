@@ -7,7 +7,9 @@ from typing import Sequence
 
 
 def content_hash(model_name: str, text: str) -> str:
-    """Hash of what was embedded, and with which model: reconcile re-embeds when either changes."""
+    """Hash of a memory's text as stored, and of the model: reconcile re-embeds when either
+    changes, and an exact repeat is found by it. The text keeps its PII tags (what is embedded
+    drops them, ``indexing.embed_text``): two phone numbers are two texts."""
     return hashlib.sha256(f"{model_name}\n{text}".encode("utf-8")).hexdigest()
 
 

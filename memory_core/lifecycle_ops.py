@@ -21,13 +21,11 @@ from memory_core.archive_files import (
     erase_user_archive,
 )
 from memory_core.errors import NotFoundError, ValidationError
-from memory_core.indexing import embed_text
 from memory_core.lifecycle import content_hash, expires_at_for
 from memory_core.parts import EngineParts
 from memory_core.records import MemoryRecord
 from memory_core.records import snapshot
 from memory_core.text.event_time import event_span
-from memory_core.text.pii import redact
 from memory_core.types import MemoryStatus, MemoryType
 from memory_core.validation import (
     check_datetime,
@@ -84,14 +82,16 @@ def update(parts: EngineParts, memory_id: str, *, actor: str, content: str | Non
     now = parts.clock.now()
     fields: dict[str, Any] = {"updated_at": now}
     if content is not None:
-        text = redact(clean_text(content, settings.max_input_chars)).text
+        text, values, _kinds = parts.vault.redact(clean_text(content, settings.max_input_chars))
         if text != before.content:
+            # The tags the edit kept keep their values; a number typed in is sealed like a user's.
+            fields["sealed"] = parts.vault.seal({**parts.vault.unseal(before.sealed), **values}, text)
             analysis = parts.llm.analyze(text, now)
             # Its time words still speak from when it was written, not from the edit.
             event = event_span(text, before.created_at)
             fields.update(content=text, entities=analysis.entities, summary=analysis.summary,
                           constraint_kind=analysis.constraint_kind,
-                          content_hash=content_hash(parts.embedder.name, embed_text(text)),
+                          content_hash=content_hash(parts.embedder.name, text),
                           event_start=event.start if event else None, event_end=event.end if event else None)
     if importance is not None:
         fields["importance"] = check_importance(importance)
@@ -179,13 +179,13 @@ def restore_from_archive(parts: EngineParts, memory_id: str, actor: str, note: s
         raise ValidationError(f"memory {memory_id!r} is {record.status.value}, not archived")
     path = archive_path(parts.settings, record.user_id)
     entry = archived_entry(parts.settings, record.user_id, record.memory_id)
-    content = record.content
+    content, sealed = record.content, record.sealed
     if entry is not None and entry["record"].get("content_hash") == record.content_hash:
-        content = entry["record"]["content"]
+        content, sealed = entry["record"]["content"], sealed or entry["record"].get("sealed")
     elif not content:
         raise NotFoundError(f"the archive file has no copy of memory {memory_id!r}")
     now = parts.clock.now()
-    fields: dict[str, Any] = dict(status=MemoryStatus.ACTIVE.value, content=content, expired_at=None,
+    fields: dict[str, Any] = dict(status=MemoryStatus.ACTIVE.value, content=content, sealed=sealed, expired_at=None,
                                   superseded_by=None, updated_at=now, vector_written=False)
     if record.expires_at is not None and record.expires_at <= now:
         fields["expires_at"] = expires_at_for(record.importance, now, parts.settings.ttl_days_by_importance)

@@ -19,6 +19,7 @@ from memory_core.clock import Clock
 from memory_core.config import Settings
 from memory_core.embedding.base import Embedder
 from memory_core.llm.base import LLMProvider
+from memory_core.pii_vault import PiiVault
 from memory_core.records import MemoryRecord
 from memory_core.sql_ports import SqlRepositoryPort
 from memory_core.vectors.base import VectorStore
@@ -47,6 +48,7 @@ class EngineParts:
     clock: Clock
     indexer: Indexer
     telemetry: Flusher
+    vault: PiiVault  # seals and reveals the user's own contact details (memory_core/pii_vault.py)
     # Two reconciles of one engine run one after the other (see maintenance.reconcile); the lock
     # belongs to the parts they share, not to a module (two engines must not wait on each other).
     reconcile_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)

@@ -157,7 +157,7 @@ def score(candidates: list[Candidate], records: dict[str, MemoryRecord], now: da
             score=round(value, 6),
             parts=ScoreParts(relevance=round(relevance, 6), importance=record.importance / 5.0,
                              recency=round(rec, 6), dense=c.dense, keyword=c.keyword, rerank=c.rerank),
-            entities=record.entities, source=record.source, meta=record.meta,
+            entities=record.entities, source=record.source, meta=record.meta, sealed=record.sealed,
         ), c, record))
     results.sort(key=lambda item: (-item[0].score, -item[0].created_at.timestamp(), item[0].memory_id))
     return RankedResults(results, lambda c, record: round(
@@ -194,7 +194,7 @@ def constraints(relevance_model: RelevanceModel, query: str, now: datetime, scor
             score=0.0, parts=ScoreParts(relevance=0.0, importance=record.importance / 5.0,
                                         recency=recency(record.created_at, now, half_life_days),
                                         absolute=round(relevance_model(None, cov, lang), 6)),
-            entities=record.entities, source=record.source, meta=record.meta))
+            entities=record.entities, source=record.source, meta=record.meta, sealed=record.sealed))
     return out
 
 

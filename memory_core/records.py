@@ -41,6 +41,9 @@ class MemoryRecord:
     event_start: datetime | None = None  # when what it tells happened (its own time words), if they say
     event_end: datetime | None = None
     constraint_kind: str | None = None  # allergy, medical, diet, dislike, instruction (memory_core.text.constraints)
+    # The phone numbers and e-mail addresses its placeholders stand for, encrypted
+    # (memory_core/pii_vault.py): opened only for the owner's own reads.
+    sealed: str | None = None
 
 
 @dataclass(frozen=True)

@@ -70,6 +70,7 @@ from memory_core.sql_ports import SqlRepositoryPort
 from memory_core.telemetry import Recorder
 from memory_core.text.constraints import may_bear_on
 from memory_core.text.keywords import keyword_tokens
+from memory_core.text.pii import redact
 from memory_core.text.speaker import strip_names
 from memory_core.text.timeparse import parse_time_range
 from memory_core.types import SearchResult
@@ -134,12 +135,15 @@ class RetrievalPipeline:
         recipe = choose_recipe(recipe, options).tuned(self.settings)
         options = options or RetrievalOptions()
         user_id = check_user_id(user_id)
-        query = clean_text(query, self.settings.max_input_chars, what="query")
+        # A number or an address in the query is read as its placeholder, as memories hold it: the
+        # query is then found by what it asks about, and no identifier reaches the cache or the logs.
+        query = redact(clean_text(query, self.settings.max_input_chars, what="query")).text
         top_k = check_top_k(top_k)
         threshold = check_min_relevance(self.settings.min_relevance if min_relevance is None else min_relevance)
         filters = check_filter_time_range(filters or SearchFilters())
         now = as_utc(at) if at else self.clock.now()
         context_text = context if isinstance(context, str) or context is None else "\n".join(context)
+        context_text = redact(context_text).text if context_text else context_text
 
         key = cache_key(query, top_k, context_text, filters, now, recipe, options, self.settings,
                         as_of=at is not None, threshold=threshold)

@@ -82,3 +82,4 @@ class SearchResult:
     entities: list[str] = field(default_factory=list)
     source: list[str] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
+    sealed: str | None = None  # the memory's sealed PII (``MemoryRecord.sealed``), for ``engine.reveal``

@@ -11,7 +11,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Mapping, NamedTuple, Protocol, Sequence, TypeVar
 
 import numpy as np
 
@@ -23,11 +23,20 @@ from memory_core.lifecycle import expires_at_for
 from memory_core.records import AddItem, AddResult, MemoryRecord
 from memory_core.text.chunking import chunk_text
 from memory_core.text.event_time import event_span
+from memory_core.pii_vault import PLACEHOLDER_RE, PiiVault
 from memory_core.text.pii import redact
 from memory_core.types import Analysis, MemoryStatus
 from memory_core.validation import check_user_id, clean_text
 
-Prepared = tuple[AddItem, str, str, list[str], str]  # item, user id, redacted text, PII kinds, context key
+class Prepared(NamedTuple):
+    """An item validated and redacted, before it is cut into chunks."""
+
+    item: AddItem
+    user_id: str
+    text: str  # PII replaced by tagged placeholders (memory_core/pii_vault.py)
+    kinds: list[str]  # the kinds of PII found
+    context: str  # the turn it answered, redacted
+    sealed: str | None  # the values its placeholders stand for, encrypted (kinds kept only)
 
 
 
@@ -72,6 +81,7 @@ class Chunk:
     meta: dict[str, Any]
     source: list[str]
     context: str = ""  # the previous turn, redacted and trimmed: read by the analysis
+    sealed: str | None = None  # its item's sealed PII (memory_core/pii_vault.py)
     analysis: Analysis | None = None
     vector: np.ndarray | None = None
     hash: str = ""
@@ -116,8 +126,8 @@ def turn_context(settings: Settings, raw: str | None) -> str:
     return text if len(text) <= limit else "…" + text[-limit:].lstrip()
 
 
-def prepare_item(settings: Settings, index: int, item: AddItem, count: int) -> Prepared:
-    """Validate and redact one item: (item, user id, redacted text, PII kinds, context key)."""
+def prepare_item(settings: Settings, vault: PiiVault, index: int, item: AddItem, count: int) -> Prepared:
+    """Validate and redact one item; the values of the PII kinds kept are sealed with it."""
     try:
         user_id = check_user_id(item.user_id)
         text = clean_text(item.content, settings.max_input_chars)
@@ -126,8 +136,8 @@ def prepare_item(settings: Settings, index: int, item: AddItem, count: int) -> P
         raise ValidationError(f"item {index}: {exc}" if count > 1 else str(exc)) from exc
     if item.metadata is not None and not isinstance(item.metadata, dict):
         raise ValidationError(f"item {index}: metadata must be a dict")
-    redaction = redact(text)
-    return item, user_id, redaction.text, sorted(set(redaction.kinds)), context
+    tagged, values, kinds = vault.redact(text)
+    return Prepared(item, user_id, tagged, sorted(set(kinds)), context, vault.seal(values))
 
 
 def check_stage_chunks(stage_chunks: int | None) -> None:
@@ -142,11 +152,11 @@ def chunk_items(prepared: Sequence[Prepared], limit: int, overlap: int, count_to
     """Every prepared item cut into chunks of at most ``limit`` tokens, in order; an item
     without a time is written now (``clock``)."""
     chunks: list[Chunk] = []
-    for index, (item, user_id, text, _kinds, context) in enumerate(prepared):
+    for index, (item, user_id, text, _kinds, context, sealed) in enumerate(prepared):
         at = as_utc(item.at) if item.at else clock.now()
         for piece in chunk_text(text, limit, overlap, count_tokens):
             chunks.append(Chunk(index, user_id, piece, at, item.session_id, dict(item.metadata or {}),
-                                sources(item.source), context))
+                                sources(item.source), context, sealed=sealed if PLACEHOLDER_RE.search(piece) else None))
     return chunks
 
 
@@ -164,7 +174,7 @@ def row_values(chunk: Chunk, ttl: Sequence[int]) -> dict[str, Any]:
         source=chunk.source, access_count=0, last_accessed_at=None, superseded_by=None,
         merged_from=[], vector_written=False, content_hash=chunk.hash, context=chunk.key_context or None,
         event_start=event.start if event else None, event_end=event.end if event else None,
-        constraint_kind=analysis.constraint_kind,
+        constraint_kind=analysis.constraint_kind, sealed=chunk.sealed,
     )
 
 
@@ -194,7 +204,7 @@ def results(prepared: Sequence[Prepared], chunks: Sequence[Chunk], pending: set[
     for chunk in chunks:
         mine_by_item.setdefault(chunk.item_index, []).append(chunk)
     out: list[AddResult] = []
-    for index, (_item, _user, _text, kinds, _context) in enumerate(prepared):
+    for index, (_item, _user, _text, kinds, _context, _sealed) in enumerate(prepared):
         mine = mine_by_item.get(index, [])
         out.append(AddResult(
             memory_ids=[c.duplicate_of or c.memory_id for c in mine],

@@ -45,15 +45,17 @@ from memory_core.write_chunks import (
     row_values,
 )
 from memory_core.write_dedup import DuplicateFinder, by_time
+from memory_core.pii_vault import PiiVault, vault_for
 
 log = logging.getLogger(__name__)
 
 
 class WritePipeline:
     def __init__(self, settings: Settings, repo: SqlRepositoryPort, vectors: VectorStore, embedder: Embedder,
-                 llm: LLMProvider, cache: ResultCache, clock: Clock) -> None:
+                 llm: LLMProvider, cache: ResultCache, clock: Clock, vault: PiiVault | None = None) -> None:
         self.settings, self.repo, self.vectors, self.embedder = settings, repo, vectors, embedder
         self.llm, self.cache, self.clock = llm, cache, clock
+        self.vault = vault or vault_for(settings)
 
     @property
     def chunk_limit(self) -> int:
@@ -80,7 +82,7 @@ class WritePipeline:
         check_stage_chunks(stage_chunks)
         if not items:
             return []
-        prepared = [prepare_item(self.settings, index, item, len(items)) for index, item in enumerate(items)]
+        prepared = [prepare_item(self.settings, self.vault, index, item, len(items)) for index, item in enumerate(items)]
         chunks = chunk_items(prepared, self.chunk_limit, self.settings.chunk_overlap_tokens,
                              self.embedder.count_tokens, self.clock)
         stages = cut_into_stages(chunks, self.settings.write_stage_chunks if stage_chunks is None else stage_chunks)
@@ -123,7 +125,7 @@ class WritePipeline:
         ``vectors`` is the stage's embedding, computed on the worker while this runs."""
         for chunk in chunks:
             chunk.analysis = lasting_constraint(self.llm.analyze(chunk.text, chunk.at, chunk.context or None))
-            chunk.hash = content_hash(self.embedder.name, embed_text(chunk.text))
+            chunk.hash = content_hash(self.embedder.name, chunk.text)  # tags kept: two numbers are two texts
         for chunk, vector in zip(chunks, vectors.result()):
             chunk.vector = vector
         self._mark_duplicates(chunks)

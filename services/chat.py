@@ -173,9 +173,12 @@ class ChatService:
             # Small talk ("haha thanks", "好的") and requests whose answer is the same for anyone
             # ("tell me a joke") ask for nothing of the user: no memory is brought in.
             nothing = is_small_talk(text) or general_request(text)
-            response = engine.search(principal.user_id, text, top_k=self.top_k, context=context or None,
-                                     min_relevance=1.0 if nothing else None)
-        info = TurnInfo.from_search(response, engine.llm.name, bool(getattr(engine.llm, "offline", False)))
+            stored = engine.search(principal.user_id, text, top_k=self.top_k, context=context or None,
+                                   min_relevance=1.0 if nothing else None)
+        # The user's own phone numbers and e-mail addresses, kept sealed, are put back for the
+        # reply and the panel (the user's own read); the panel's hashes are of the stored texts.
+        response = engine.reveal(stored)
+        info = TurnInfo.from_search(response, engine.llm.name, bool(getattr(engine.llm, "offline", False)), stored)
         messages = [ChatMessage(m["role"], m["content"]) for m in earlier] + [ChatMessage("user", text)]
         if info.llm_offline:
             # The offline reply says a memory back to the user: it gets the words as stored, not
@@ -230,11 +233,12 @@ class ChatService:
         except Exception as exc:  # shown as a notice; the chat goes on
             log.warning("remembering a chat message failed: %s", exc)
             return Remembered(message_id, [], [], [], [], [], error=f"{type(exc).__name__}: {exc}")
-        contents = [records[mid].content for mid in result.memory_ids if mid in records]
+        shown = {mid: self.engine.revealed_text(record) for mid, record in records.items()}  # the user's own
+        contents = [shown[mid] for mid in result.memory_ids if mid in shown]
         # ``memory_ids`` mixes refreshed (deduplicated) and new chunks in message order: the
         # created ones' texts are looked up by id, never by position in ``contents``.
-        created_contents = [records[mid].content if mid in records else "" for mid in result.created]
-        replaced = [records[mid].content for mid in result.superseded if mid in records]
+        created_contents = [shown.get(mid, "") for mid in result.created]
+        replaced = [shown[mid] for mid in result.superseded if mid in shown]
         return Remembered(message_id, list(result.memory_ids), list(result.created), list(result.deduplicated),
                           contents, list(result.redactions), created_contents=created_contents,
                           replaced_contents=replaced)

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Mapping
 
+from memory_core.text.pii import masked
+
 if TYPE_CHECKING:
     from memory_core import MemoryRecord, SearchResponse
 
@@ -43,11 +45,16 @@ class UsedMemory:
     absolute: float = 0.0  # calibrated relevance, comparable across queries
     # How the memory stands now, for a reopened session ("" = unchanged since the reply).
     now: str = ""
+    # ``text_hash`` of the text as stored, when ``content`` is shown revealed (the user's own
+    # phone numbers put back, ``engine.reveal``): an edit since is told from the stored text.
+    stored_hash: str = ""
 
     @classmethod
-    def of(cls, result: Any) -> "UsedMemory":
+    def of(cls, result: Any, stored: Any | None = None) -> "UsedMemory":
+        """``stored``: the same result before ``engine.reveal``, when ``result`` is revealed."""
         return cls(result.memory_id, result.content, result.created_at, result.score, result.parts.relevance,
-                   int(result.importance), result.parts.recency, float(result.parts.absolute or 0.0))
+                   int(result.importance), result.parts.recency, float(result.parts.absolute or 0.0),
+                   stored_hash=text_hash((stored or result).content))
 
 
 @dataclass(frozen=True)
@@ -72,12 +79,17 @@ class TurnInfo:
     reopened: bool = False
 
     @classmethod
-    def from_search(cls, response: "SearchResponse", llm_name: str, llm_offline: bool) -> "TurnInfo":
-        return cls(used=[UsedMemory.of(r) for r in response.results], context_block=response.context_block,
+    def from_search(cls, response: "SearchResponse", llm_name: str, llm_offline: bool,
+                    stored: "SearchResponse | None" = None) -> "TurnInfo":
+        """``response`` as shown (revealed, ``engine.reveal``); ``stored``: the same response before
+        it was revealed, whose texts the panel's hashes are of (default: ``response`` itself)."""
+        stored = stored or response
+        return cls(used=[UsedMemory.of(r, s) for r, s in zip(response.results, stored.results)],
+                   context_block=response.context_block,
                    retrieval_ms=float(response.timings_ms.get("total", 0.0)), cache_hit=response.cache_hit,
                    degraded=response.degraded, notices=list(response.notices), reranker=response.reranker,
                    llm_name=llm_name, llm_offline=llm_offline,
-                   constraints=[UsedMemory.of(r) for r in response.constraints],
+                   constraints=[UsedMemory.of(r, s) for r, s in zip(response.constraints, stored.constraints)],
                    constraint_block=response.constraint_block, min_relevance=response.min_relevance)
 
 
@@ -87,7 +99,8 @@ def text_hash(content: str) -> str:
 
 
 def _entry(memory: UsedMemory) -> dict[str, Any]:
-    return {"id": memory.memory_id, "hash": text_hash(memory.content), "score": round(memory.score, 6),
+    return {"id": memory.memory_id, "hash": memory.stored_hash or text_hash(memory.content),
+            "score": round(memory.score, 6),
             "relevance": round(memory.relevance, 6), "importance": memory.importance,
             "recency": round(memory.recency, 6), "absolute": round(memory.absolute, 6)}
 
@@ -147,7 +160,7 @@ def _reopened_memory(entry: Mapping[str, Any], record: "MemoryRecord | None", no
         value = entry.get(key)
         return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
 
-    return UsedMemory(memory_id=str(entry.get("id", "")), content=record.content if shown and record else "",
+    return UsedMemory(memory_id=str(entry.get("id", "")), content=masked(record.content) if shown and record else "",
                       created_at=record.created_at if shown and record else None, score=number("score"),
                       relevance=number("relevance"), importance=int(number("importance")),
                       recency=number("recency"), absolute=number("absolute"), now=state)

@@ -1,6 +1,8 @@
 """The design's scenario end to end, on both SQL backends and both caches."""
 from __future__ import annotations
 
+import re
+
 from datetime import datetime, timezone
 
 import pytest
@@ -31,7 +33,7 @@ def test_mango_allergy_surfaces_for_snack_request(make_engine, sql: str, cache: 
 
     stored = engine.get(added.memory_ids[0])
     assert "13800138000" not in stored.content
-    assert "[PHONE]" in stored.content
+    assert re.search(r"\[PHONE#[0-9a-f]{6}\]", stored.content)  # a keyed hash of the number, not the number
     assert stored.importance == 5
     assert stored.status is MemoryStatus.ACTIVE and stored.vector_written
     assert stored.expires_at is None  # importance 5 never expires
@@ -51,6 +53,9 @@ def test_mango_allergy_surfaces_for_snack_request(make_engine, sql: str, cache: 
     # Nothing of the phone number reached the vector store's text either.
     again = engine.search("zhangsan", "电话 13800138000", top_k=5)
     assert all("13800138000" not in r.content for r in again.results)
+    assert "13800138000" not in again.context_block
+    # Only the user's own read (engine.reveal) gives it back.
+    assert "电话13800138000" in engine.reveal(again).context_block
 
 
 def test_offline_reply_avoids_mango(make_engine) -> None:

@@ -15,7 +15,7 @@ from sqlalchemy import Engine, inspect, text
 
 from memory_core.storage import legacy_migrations
 from memory_core.storage.database import create_sql_engine
-from memory_core.storage.migrations import current_revision, head, migrate, migration_lock
+from memory_core.storage.migrations import current_revision, head, migrate, migration_lock, revisions
 from memory_core.storage.repository import SqlRepository
 from memory_core.storage.schema import Base
 from tests.conftest import fresh_pg_schema
@@ -80,7 +80,8 @@ def test_migrations_apply_once_and_concurrently(sql_url: str) -> None:
     for t in threads:
         t.join()
     assert failures == []
-    assert sorted(v for run in applied for v in run) == ["0001"] == [head()]
+    assert [v for run in applied for v in run] == ["0001", "0002"] == revisions()
+    assert revisions()[-1] == head()
     assert current_revision(engine) == head()
     assert migrate(engine) == []
     tables = set(inspect(engine).get_table_names())
@@ -108,9 +109,19 @@ def test_a_migrated_database_matches_the_models(sql_url: str) -> None:
 
 
 def test_the_baseline_is_the_schema_the_numbered_migrations_made(sql_url: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A database stamped with the baseline must be what the baseline revision makes; the later
+    revisions then run on both alike."""
+    from alembic import command
+
+    from memory_core.storage.migrations import BASELINE, alembic_config
+
     legacy = create_sql_engine(sql_url)
     make_legacy_database(legacy, 8)
-    fresh = fresh_twin(sql_url, tmp_path)
+    url = f"sqlite:///{tmp_path / 'twin' / 't.sqlite3'}" if sql_url.startswith("sqlite") else fresh_pg_schema(
+        sql_url.split("?")[0])
+    fresh = create_sql_engine(url)
+    with fresh.begin() as conn:
+        command.upgrade(alembic_config(conn), BASELINE)
     assert schema_of(fresh) == schema_of(legacy)
     assert len(schema_of(fresh)) == 8 and len(schema_of(fresh)["memories"]["indexes"]) == 8
     legacy.dispose()
@@ -146,7 +157,7 @@ def test_a_database_of_the_numbered_migrations_is_stamped_with_its_rows(sql_url:
     with engine.begin() as conn:
         _old_rows(conn, late_columns=True)
     assert current_revision(engine) is None
-    assert migrate(engine) == []  # nothing applied: stamped
+    assert migrate(engine) == revisions()[1:]  # stamped at the baseline, then the later revisions
     assert current_revision(engine) == head()
     assert "schema_migrations" not in inspect(engine).get_table_names()
     repo = SqlRepository(engine)
@@ -175,7 +186,7 @@ def test_a_database_at_step_1_gets_the_later_steps_then_the_stamp(sql_url: str, 
     make_legacy_database(engine, 1)
     with engine.begin() as conn:
         _old_rows(conn, late_columns=False)
-    assert migrate(engine) == [f"legacy-{v}" for v in range(2, 9)]
+    assert migrate(engine) == [f"legacy-{v}" for v in range(2, 9)] + revisions()[1:]
     assert current_revision(engine) == head()
     fresh = fresh_twin(sql_url, tmp_path)
     assert schema_of(engine) == schema_of(fresh)
@@ -211,7 +222,7 @@ def test_a_database_without_step_5_reads_rows_with_no_told_time_again(sql_url: s
                 "content_hash, event_start, event_end) VALUES (:id, 'u1', :content, '', 3, 'declarative', '[]', "
                 "'{}', 'active', '2024-06-01 10:00:00', '2024-06-01 10:00:00', '[]', 0, '[]', false, 'h', "
                 ":start, :start)"), {"id": mid, "content": content, "start": start})
-    assert migrate(engine) == ["legacy-5"]
+    assert migrate(engine) == ["legacy-5"] + revisions()[1:]
     repo = SqlRepository(engine)
     dur, kept, none = repo.get("m-dur"), repo.get("m-kept"), repo.get("m-none")
     assert dur is not None and (dur.event_start, dur.event_end) == (datetime(2021, 1, 1, tzinfo=timezone.utc),
@@ -234,7 +245,7 @@ def test_a_failed_run_leaves_nothing_half_made(sql_url: str) -> None:
     assert current_revision(engine) is None
     with engine.begin() as conn:
         conn.execute(text("DROP TABLE api_keys"))
-    assert migrate(engine) == [head()]
+    assert migrate(engine) == revisions()
     engine.dispose()
 
 
@@ -253,7 +264,7 @@ def test_half_made_numbered_databases_are_refused_or_started_afresh(sql_url: str
     with empty.begin() as conn:
         conn.execute(text("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name VARCHAR(128), "
                           "applied_at TIMESTAMP)"))
-    assert migrate(empty) == [head()]
+    assert migrate(empty) == revisions()
     assert "schema_migrations" not in inspect(empty).get_table_names() and model_diff(empty) == []
     engine.dispose()
     empty.dispose()
@@ -281,5 +292,5 @@ def test_migrations_from_several_processes_at_once(sql_url: str) -> None:
     outputs = [p.communicate(timeout=120) for p in procs]
     assert [p.returncode for p in procs] == [0, 0, 0, 0], [err[-800:] for _, err in outputs]
     applied = sorted(out.strip() for out, _ in outputs)
-    assert applied == [str([head()]), "[]", "[]", "[]"]
+    assert applied == [str(revisions()), "[]", "[]", "[]"]
     engine.dispose()

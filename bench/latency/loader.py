@@ -19,7 +19,7 @@ import numpy as np
 from sqlalchemy import insert
 
 from memory_core.engine import MemoryEngine
-from memory_core.indexing import embed_text, index_text
+from memory_core.indexing import index_text
 from memory_core.lifecycle import content_hash, epoch, expires_at_for
 from memory_core.records import MemoryRecord
 from memory_core.storage.schema import MemoryRow
@@ -71,7 +71,7 @@ def _records(engine: MemoryEngine, batch: UserBatch, start_id: int) -> tuple[lis
             entities=list(_entities(text)), meta={}, status=MemoryStatus.ACTIVE.value, created_at=at,
             updated_at=at, expires_at=expires_at_for(importance, at, ttl), expired_at=None, source=[],
             access_count=0, last_accessed_at=None, superseded_by=None, merged_from=[], vector_written=True,
-            content_hash=content_hash(engine.embedder.name, embed_text(text)),
+            content_hash=content_hash(engine.embedder.name, text),
         )
         rows.append(values)
         fields = {k: v for k, v in values.items() if k in MemoryRecord.__dataclass_fields__}

@@ -129,7 +129,8 @@ class TruthRun:
         prompt = build_reply_messages([ChatMessage("user", query["text"])], prepared.info.context_block,
                                       prepared.info.constraint_block, self.clock.now())
         active = self.engine.list_memories(MemoryQuery(user_id=user, statuses=(MemoryStatus.ACTIVE,), limit=500)).items
-        return judge(scenario, prepared.info, reply, prompt, [m.content for m in active], stored)
+        # Judged as the user reads them: a number kept sealed is put back, so a stale one is seen.
+        return judge(scenario, prepared.info, reply, prompt, [self.engine.revealed_text(m) for m in active], stored)
 
 
 def judge(scenario: dict[str, Any], info: Any, reply: str, prompt: Sequence[dict[str, str]],

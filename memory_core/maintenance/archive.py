@@ -120,6 +120,7 @@ def _new_entry(record: MemoryRecord, now: datetime, previous: dict[str, Any] | N
         return entry
     if previous["record"].get("content_hash") == record.content_hash:
         entry["record"]["content"] = previous["record"]["content"]
+        entry["record"]["sealed"] = previous["record"].get("sealed")
         return entry
     return previous
 
@@ -135,6 +136,7 @@ def _archive_rows(parts: EngineParts, records: Sequence[MemoryRecord], now: date
             fields: dict[str, Any] = dict(status=MemoryStatus.ARCHIVED.value, updated_at=now, vector_written=False)
             if strip:
                 fields["content"] = ""
+                fields["sealed"] = None  # its values go with its words, to the file
             # Only if untouched since it was read (same status, same ``updated_at``).
             if not parts.repo.update_if_unchanged(session, record.memory_id, record.status, record.updated_at,
                                                   **fields):

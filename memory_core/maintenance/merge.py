@@ -45,7 +45,6 @@ from memory_core.maintenance.locks import SCHEDULER_ACTOR, run_leased
 from memory_core.parts import EngineParts
 from memory_core.records import MemoryRecord
 from memory_core.records import snapshot
-from memory_core.text.pii import redact
 from memory_core.types import MemoryStatus
 from memory_core.validation import check_memory_id, check_user_id, clean_text
 
@@ -183,7 +182,8 @@ def apply_merge(parts: EngineParts, plan: MergePlan, actor: str) -> str:
         # it would retire the correction (kept only in the history).
         raise ValidationError("a memory in this merge plan was edited since it was planned: plan again")
     now = parts.clock.now()
-    text = redact(clean_text(plan.merged_text, parts.settings.max_input_chars)).text
+    text, found, _kinds = parts.vault.redact(clean_text(plan.merged_text, parts.settings.max_input_chars))
+    sealed = parts.vault.seal({**parts.vault.unseal_many(r.sealed for r in originals), **found}, text)
     analysis = parts.llm.analyze(text, now)
     importance = max([analysis.importance] + [r.importance for r in originals])
     types = {r.memory_type for r in originals}
@@ -208,10 +208,11 @@ def apply_merge(parts: EngineParts, plan: MergePlan, actor: str) -> str:
         expired_at=None, source=_dedupe([s for r in originals for s in r.source]),
         access_count=sum(r.access_count for r in originals), last_accessed_at=max(accessed) if accessed else None,
         superseded_by=None, merged_from=[r.memory_id for r in originals], vector_written=False,
-        content_hash=content_hash(parts.embedder.name, embed_text(text)),
+        content_hash=content_hash(parts.embedder.name, text),
         event_start=min(starts) if starts else None, event_end=max(ends) if ends else None,
         # A merge must not drop a constraint one of its originals stated.
         constraint_kind=analysis.constraint_kind or next((r.constraint_kind for r in originals if r.constraint_kind), None),
+        sealed=sealed,
     )
     with parts.repo.session() as session:
         # Each original only while it is active with the words the plan was made from.

@@ -61,6 +61,11 @@ def head() -> str:
     return head_revision
 
 
+def revisions() -> list[str]:
+    """Every revision, oldest first: what a new database is given."""
+    return [r.revision for r in reversed(list(_script().walk_revisions()))]
+
+
 def _revision_of(conn: Connection) -> str | None:
     heads = MigrationContext.configure(conn).get_current_heads()
     return heads[0] if heads else None

@@ -49,6 +49,7 @@ def to_record(row: MemoryRow) -> MemoryRecord:
         event_start=row.event_start,
         event_end=row.event_end,
         constraint_kind=row.constraint_kind,
+        sealed=row.sealed,
     )
 
 

@@ -81,6 +81,8 @@ class MemoryRow(Base):
     # An allergy, diet, dislike or standing "never ..." (migration 6; memory_core.text.constraints):
     # retrieval offers a user's constraints to every request they bear on.
     constraint_kind: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    # The values of its PII placeholders, Fernet-encrypted (revision 0002; memory_core/pii_vault.py).
+    sealed: Mapped[str | None] = mapped_column(Text, nullable=True)
 
     __table_args__ = (
         Index("ix_memories_user_status", "user_id", "status"),

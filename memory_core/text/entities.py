@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from memory_core.text.lang import CJK_CLASS, has_cjk, jieba_pos_tokenizer
+from memory_core.text.pii import PLACEHOLDER_RE
 
 MAX_ENTITIES = 12
 # Only the head of a long text is scanned: memories are stored as chunks of a few hundred
@@ -57,7 +58,7 @@ _EN_SALIENT = frozenset(
     photography cycling skiing marathon""".split()
 )
 
-_PLACEHOLDER_RE = re.compile(r"\[(?:PHONE|EMAIL|ID_NUMBER|BANK_CARD)\]")
+_PLACEHOLDER_RE = PLACEHOLDER_RE
 _HANDLE_RE = re.compile(r"(?<![A-Za-z0-9_.@])@[A-Za-z0-9_]{2,30}(?![A-Za-z0-9_@.])")
 _ISO_DATE_RE = re.compile(r"(?<!\d)(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?!\d)")
 _ZH_DATE_RE = re.compile(r"(?<!\d)(\d{4})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]")

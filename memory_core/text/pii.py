@@ -25,6 +25,16 @@ PLACEHOLDERS: dict[str, str] = {
     "email": "[EMAIL]",
 }
 
+# A placeholder as stored: plain ("[PHONE]": redacted only, or written before tags) or tagged
+# with a keyed hash of its value ("[PHONE#3f2a9c]", memory_core/pii_vault.py).
+PLACEHOLDER_RE = re.compile(r"\[(" + "|".join(p[1:-1] for p in PLACEHOLDERS.values()) + r")(?:#([0-9a-f]{6}))?\]")
+
+
+def masked(text: str) -> str:
+    """``text`` with every tag dropped (``[PHONE#3f2a9c]`` -> ``[PHONE]``): what is embedded and
+    keyword-indexed, so retrieval reads a memory as it did before tags existed."""
+    return PLACEHOLDER_RE.sub(lambda m: f"[{m.group(1)}]", text)
+
 
 @dataclass(frozen=True)
 class PiiFinding:

@@ -38,6 +38,7 @@ from memory_core.llm.offline.catalog import (
 )
 from memory_core.relevance import slot_terms
 from memory_core.text.chunking import split_sentences
+from memory_core.text.pii import PLACEHOLDER_RE, find_pii
 from memory_core.text.intent import clause_kind, is_small_talk
 from memory_core.text.keywords import keyword_tokens
 from memory_core.text.lang import detect_language
@@ -112,6 +113,13 @@ def _rank(memories: list[tuple[str, str]], question: str) -> list[tuple[str, str
 
 # A clause ends at Chinese punctuation, or at ",;:" before a space (never inside "1,200" or "http://").
 _CLAUSE_END = re.compile(r"(?<=[，；：])\s*|(?<=[,;:])\s+")
+_CONTACT_ASKED = re.compile(r"电话|手机|号码|邮箱|\bphone\b|\bnumber\b|\be-?mail\b|\bcontact\b", re.IGNORECASE)
+
+
+def _has_contact(clauses: Sequence[str]) -> bool:
+    """Whether the clauses hold a phone number or an e-mail address (revealed, or a placeholder)."""
+    text = " ".join(clauses)
+    return bool(find_pii(text) or PLACEHOLDER_RE.search(text))
 
 
 def answer_sentence(text: str, question: str) -> str:
@@ -125,8 +133,15 @@ def answer_sentence(text: str, question: str) -> str:
     fits = [_fit(c, terms) for c in clauses]
     best = max(fits, default=0)
     if best > 0 and fits.count(best) == 1 and len(clauses) > 1:
+        end = fits.index(best) + 1
+        # A clause that ends in a colon introduces what follows ("new email: <it>"), and a
+        # question for a number or an address is answered by the clause that holds it.
+        while end < len(clauses) and (re.search(r"[:：]\s*$", clauses[end - 1]) or (
+                _CONTACT_ASKED.search(question) and not _has_contact(clauses[:end])
+                and _has_contact(clauses[end:]))):
+            end += 1
         sentence = "".join(c if re.search(r"[\u4e00-\u9fff，；：]$", c) else c + " "
-                           for c in clauses[: fits.index(best) + 1]).strip()
+                           for c in clauses[:end]).strip()
     return sentence.rstrip("，,；;：:。.！!？? ")
 
 

@@ -43,10 +43,15 @@ _SLOTS: tuple[_Slot, ...] = (
     _Slot("phone", re.compile(
         r"(?:手机号码?|电话号码?|联系电话|手机|电话)\s*(?:是|为|改成了?|换成了?|改为|:|：)\s*(?P<v1>.+)|"
         r"\b(?:phone|mobile|cell)(?: number)?\s*(?:is now|is|changed to|:)\s*(?P<v2>.+)|"
-        r"\b(?:call|reach|text) me (?:at|on)\s*(?P<v3>.+)", _I)),
+        r"\b(?:call|reach|text) me (?:at|on)\s*(?P<v3>.+)|"
+        # A number said further on in the sentence ("电话号码最后两位是23，完整的是[PHONE#..]",
+        # "new number: [PHONE#..]"): the placeholder is the value.
+        r"(?:手机|电话|号码|\bphone\b|\bnumber\b|\bmobile\b|\bcell\b)[^。.!?！？\n]{0,16}?"
+        r"(?P<v4>\[PHONE(?:#[0-9a-f]{6})?\])", _I)),
     _Slot("email", re.compile(
         r"(?:邮箱|电子邮件)(?:地址)?\s*(?:是|为|改成了?|换成了?|改为|:|：)\s*(?P<v1>.+)|"
-        r"\be-?mail(?: address)?\s*(?:is now|is|changed to|:)\s*(?P<v2>.+)", _I)),
+        r"\be-?mail(?: address)?\s*(?:is now|is|changed to|:)\s*(?P<v2>.+)|"
+        r"(?:邮箱|\be-?mail\b)[^。.!?！？\n]{0,16}?(?P<v3>\[EMAIL(?:#[0-9a-f]{6})?\])", _I)),
     _Slot("employer", re.compile(
         r"(?:在(?P<v1>[^，。,.!?！？\s]{1,12}?)(?:工作|上班)|(?:就职于|入职了?|跳槽到了?|加入了)(?P<v2>[^，。,.!?！？\s]{1,12})|"
         r"\bwork(?:s|ing)? (?:at|for) (?P<v3>[^,.;!?]+)|\bjoined (?P<v4>[^,.;!?]+)|\bemployer is (?P<v5>[^,.;!?]+)|"
