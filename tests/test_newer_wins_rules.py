@@ -66,6 +66,12 @@ def replaces(newer: str, older: str, newer_context: str | None = None) -> bool:
     ("我们分手了，不想多说", "我女朋友叫小雨，我们是大学同学"),
     ("Sorry — plate is KJ21 XPF, not what I said before.", "My license plate is KJ21 XPT, in case I need it."),
     ("Sorry, UTC-3!! I'm in Buenos Aires, not Moscow haha", "My time zone is UTC+3 for scheduling purposes."),
+    # where one stays for years of study or work is a home
+    ("Finished the degree and moved to Munich for a job at BMW.", "I'm in Berlin for my master's, in Neukölln."),
+    ("毕业了，搬到慕尼黑上班了", "我在柏林读研，住在新克尔恩"),
+    ("Moved to Austin in March", "I'm based in Denver"),
+    # a number said later in the sentence is the value ("完整的是[PHONE#..]")
+    ("我妈电话号码最后两位是23，完整的是[PHONE#29d191]", "我妈的手机号是[PHONE#8264cd]"),
 ])
 def test_replaces(newer: str, older: str) -> None:
     assert replaces(newer, older)
@@ -104,6 +110,12 @@ def test_replaces(newer: str, older: str) -> None:
     ("Rose passed away in May", "My grandma Rose taught me to bake"),
     # a state of someone else does not end the user's
     ("My mom takes metformin now", "I don't take any medication"),
+    # a weekend somewhere is no home; a son's school is the son's
+    ("Moved to Munich last month", "I'm in Berlin for the weekend, it's lovely"),
+    ("我搬到慕尼黑了", "我儿子在北京读书"),
+    # someone else's number, and the same number said again
+    ("我同事小王的电话号码是[PHONE#74aedc]", "我的手机号是[PHONE#197fb7]"),
+    ("My dentist's number is [PHONE#b8a155]", "My phone number is [PHONE#a5e71a]"),
 ])
 def test_does_not_replace(newer: str, older: str) -> None:
     assert not replaces(newer, older)
@@ -140,6 +152,8 @@ def test_paraphrase_folds_only_what_adds_nothing() -> None:
     ("我的上司在深圳上班", "rel:领导"), ("我表弟在杭州上班", "rel:表弟"), ("我在阿里上班", "self"),
     ("Vanessa: I like bubble tea", "vanessa/self"), ("My wife and I live in Paris", "self"),
     ("Tom lives in Paris", "name:tom"), ("我和奶奶住在一起", "self"), ("My mom lives in Ohio", "rel:mother"),
+    # a thing put first, then "I'm ...": the user's ("I'm" is a verb, as "I am" is)
+    ("Peanuts — I'm allergic to them, so keep them out", "self"), ("My son's scared of dogs", "rel:son"),
 ])
 def test_who_a_statement_is_about(text: str, subject: str) -> None:
     assert subject_of(text) == subject

@@ -45,6 +45,9 @@ IMPORTANCE = [
     # The user's own lasting value of a kept topic (home, work, dentist, boss), however plainly said.
     ("We rent a one-bedroom flat in Leeds.", 4), ("My dentist is Dr. Varga on Mill Road.", 4),
     ("我的直属领导是李强，人挺好", 4), ("我月薪八千", 4), ("我在美团做运营", 4),
+    # Where one stays for years of study or work is a home; a weekend there is not.
+    ("I'm in Berlin for my master's, in Neukölln.", 4), ("我在柏林读研", 4), ("I'm based in Denver", 4),
+    ("I'm in Berlin for the weekend, it's lovely", 3), ("我的手机号是[PHONE#3f2a9c]", 4),
     ("I drove my car to the beach today", 3), ("My boss was grumpy today", 3),
     # Having none of a thing is a lasting fact too, until a later message says otherwise.
     ("我的胃病一直在华山医院消化科看", 4), ("我爸是退休的工程师", 4), ("我特别怕冷", 4), ("I get carsick on long drives", 4),

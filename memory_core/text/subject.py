@@ -140,7 +140,7 @@ def subject_of(text: str) -> str:
     return subject_before(text, head_end)
 
 
-_VERB = re.compile(r"\b(?:is|was|are|were|am|lives?|lived|works?|worked|has|had|have|moved|likes?|loves?|hates?|"
+_VERB = re.compile(r"(?<=[A-Za-z])['’](?:m|re|ve)\b|\b(?:is|was|are|were|am|lives?|lived|works?|worked|has|had|have|moved|likes?|loves?|hates?|"
                    r"got|prefers?|eats?|drinks?|can|will|does|do|did|takes?|took|adopted|bought|sold|started|went|"
                    r"visited|picked|found|lost|joined|married)\b|在|是|住|喜欢|不|没|有|会|要|去|"
                    r"吃|喝|叫|买|开|用|搬|当|做|教|读|学|练|考|养|"

@@ -24,8 +24,15 @@ _SAFETY_RE = re.compile(
     r"降压药|药片|停药|\bmetformin\b|\bstatins?\b|\bmeds\b|\bmedicines?\b|\b\d+ ?mg\b",
     _I,
 )
+# Where one is based, or stays for years of study or work ("I'm in Berlin for my master's",
+# "我在柏林读研"), not for a weekend: a home like "I live in ..." (the slot reads its value after).
+STAY_EN = (r"\bI(?:'m| am) (?:now |currently )?based in\b|\bI(?:'m| am) (?:now |currently )?in "
+           r"(?=[A-Z][\w\-' ]{0,30}?,? (?:for|doing) (?:my|a|the|an) "
+           r"(?:master'?s|ph\.?d|degree|studies|doctorate|job|internship|exchange|residency|postdoc)\b)")
+STAY_ZH_PLACE = r"在(?P<stay>[^，。,.!?！？\s在]{1,10}?)(?:读研|读博|读书|留学|上学|念书|读大学|读硕士|读博士)"
 _ADDRESS_RE = re.compile(
-    r"住在|住址|地址|搬到|搬家|家在|\blive[sd]? in\b|\bliving in\b|\bmoved to\b|\baddress\b|\bhome is in\b", _I)
+    r"住在|住址|地址|搬到|搬家|家在|\blive[sd]? in\b|\bliving in\b|\bmoved to\b|\baddress\b|\bhome is in\b|"
+    + STAY_EN + "|" + STAY_ZH_PLACE, _I)
 # The user's standing arrangements, plainly said: the home they rent or own, the car they drive,
 # who their dentist, doctor, boss or landlord is. Rated as remarks (2, gone in 180 days), a move
 # or a new dentist a year later found nothing to replace, and both stayed "current".

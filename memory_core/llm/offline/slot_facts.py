@@ -16,6 +16,8 @@ from functools import lru_cache
 
 from memory_core.llm.offline.importance import (
     _EPISODE_RE,
+    STAY_EN,
+    STAY_ZH_PLACE,
 )
 from memory_core.text.facts import negations, signature
 from memory_core.text.intent import is_question
@@ -39,7 +41,10 @@ class _Slot:
 _SLOTS: tuple[_Slot, ...] = (
     _Slot("address", re.compile(
         r"(?:住在|住址是?|地址是?|搬到了?|搬家到|搬去了?|家在|\blive[sd]? (?:in|at)|\bliving (?:in|at)|\bmoved (?:to|into)|"
-        r"\baddress is(?: now)?|\bhome is in|\brelocated to)\s*(?P<v>.+)", _I)),
+        r"\baddress is(?: now)?|\bhome is in|\brelocated to)\s*(?P<v>.+)|"
+        # Where one is based, or stays for years of study or work ("I'm in Berlin for my
+        # master's", "我在柏林读研"), not for a weekend.
+        r"(?:" + STAY_EN + r")\s*(?P<v2>.+)|" + STAY_ZH_PLACE, _I)),
     _Slot("phone", re.compile(
         r"(?:手机号码?|电话号码?|联系电话|手机|电话)\s*(?:是|为|改成了?|换成了?|改为|:|：)\s*(?P<v1>.+)|"
         r"\b(?:phone|mobile|cell)(?: number)?\s*(?:is now|is|changed to|:)\s*(?P<v2>.+)|"
