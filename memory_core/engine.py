@@ -62,6 +62,7 @@ from memory_core.validation import (
     clean_text,
 )
 from memory_core.vectors.base import VectorStore
+from memory_core.write_chunks import lasting_constraint
 from memory_core.write_pipeline import WritePipeline
 
 log = logging.getLogger(__name__)
@@ -201,6 +202,14 @@ class MemoryEngine(EngineReads, EngineJobs):
         with request_context():
             return self.retriever.search(user_id, query, top_k=top_k, context=context, filters=filters, at=at,
                                          options=options, min_relevance=min_relevance, recipe=recipe)
+
+    def rate(self, text: str, context: str | None = None) -> int:
+        """The importance (1-5) the write pipeline would give ``text`` now, without storing it:
+        a caller deciding whether a remark is worth remembering asks the same judge that rates it.
+        Constraints count as lasting (4 at least), as they are when written."""
+        text = clean_text(text, self.settings.max_input_chars)
+        analysis = lasting_constraint(self.llm.analyze(redact(text).text, self.clock.now(), context or None))
+        return int(analysis.importance)
 
     def reveal(self, response: SearchResponse) -> SearchResponse:
         """``response`` (from ``search``) as the user it was searched for may read it: the phone

@@ -21,7 +21,14 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
-from memory_core.text.intent import asked_question, closes_advice, general_request, is_small_talk, statement_part
+from memory_core.text.intent import (
+    asked_question,
+    closes_advice,
+    general_request,
+    is_small_talk,
+    mixes_a_question,
+    statement_part,
+)
 from services.auth import Principal
 # DATABASE_UNAVAILABLE and DatabaseUnavailable are re-exported: the chat page and its tests take them from here.
 from services.outage import DATABASE_UNAVAILABLE, DatabaseUnavailable, database_guard  # noqa: F401
@@ -223,6 +230,12 @@ class ChatService:
         if (answered is None and is_small_talk(statement)) or closes_advice(statement):
             # An answer to a question is never small talk; thanks for advice, with how it went, is.
             return Remembered(message_id, [], [], [], [], [], skipped="small talk, nothing to remember")
+        if answered is None and mixes_a_question(text) and self._passing(statement):
+            # Said as the reason for a question ("...? The sink is leaking", "I have chicken and
+            # rice, what can I cook?"): a passing state is context for the answer, not a memory.
+            # A lasting fact or a plan said with a question is kept ("我搬到上海了，附近有什么好吃的？").
+            return Remembered(message_id, [], [], [], [], [],
+                              skipped="said only as the reason for a question, nothing to remember")
         try:
             with _database("remember"):
                 result = self.engine.add(principal.user_id, statement, session_id=session_id, source=message_id,
@@ -255,6 +268,14 @@ class ChatService:
             self.engine.record_message(message_id=uuid.uuid4().hex, user_id=principal.user_id,
                                        session_id=session_id, role="assistant", content=reply)
         return reply, deleted
+
+    def _passing(self, statement: str) -> bool:
+        """A remark the memory's own judge rates as passing (importance 1-2, gone within months)."""
+        try:
+            return self.engine.rate(statement) <= 2
+        except Exception as exc:  # the judge failing must not lose the statement: keep it
+            log.info("rating a statement failed, it is kept: %s", exc)
+            return False
 
     def forget(self, principal: Principal, remembered: Remembered | None) -> list[str]:
         """Undo: hard-delete what the last message created (not older memories it merely matched).

@@ -100,6 +100,27 @@ def test_thanks_for_advice_is_not_remembered(engine, question: str, thanks: str,
     assert bool(remembered.created) is stored
 
 
+@pytest.mark.parametrize("message,kept", [
+    ("Could you give me my landlord's phone number please? The sink is leaking", False),
+    ("I have chicken and rice, what can I cook tonight?", False),
+    ("家里水管漏了，物业电话多少？", False),
+    # a lasting fact, a plan or a new pet said with a question is kept
+    ("I just adopted a puppy! What should I name him?", True),
+    ("I'm going to Paris next week, any tips?", True),
+    ("我搬到上海了，附近有什么好吃的？", True),
+    ("我最近失眠，有什么办法吗？", True),
+    # the same passing remark said on its own is still remembered (for a while)
+    ("The sink is leaking", True),
+    ("家里水管漏了", True),
+])
+def test_a_passing_remark_given_as_the_reason_for_a_question_is_not_kept(engine, message: str, kept: bool) -> None:  # type: ignore[no-untyped-def]
+    user = User(engine)
+    remembered = user.says(message)
+    assert bool(remembered.created) is kept, remembered
+    if not kept:
+        assert remembered.skipped and user.active() == []
+
+
 def test_a_message_with_a_fact_and_a_question_stores_the_fact(engine) -> None:  # type: ignore[no-untyped-def]
     user = User(engine)
     remembered = user.says("我搬到上海了，附近有什么好吃的？")
@@ -359,6 +380,24 @@ def test_a_request_the_same_for_anyone_gets_no_memories(engine, facts: list[str]
     assert user.last_info.used == [] and user.last_info.context_block == ""
     user.says(personal)
     assert any(wanted in used.content for used in user.last_info.used)
+
+
+@pytest.mark.parametrize("facts,ask,wanted,unrelated", [
+    (["我儿子在实验二小读三年级", "我周末喜欢去爬山"], "开家长会要去哪个学校来着", "实验二小", "这款橄榄油是什么等级的"),
+    (["My daughter is in second grade at Lincoln Elementary", "I go hiking on weekends"],
+     "Which school do I need to drive to for the parent-teacher meeting?", "Lincoln", "What grade of olive oil is best?"),
+])
+def test_a_question_about_a_school_finds_the_child_s_school(engine, facts: list[str], ask: str, wanted: str,  # type: ignore[no-untyped-def]
+                                                            unrelated: str) -> None:
+    """A school is stated with a grade or its kind, not the word "school": the question searches
+    those words too; "grade" of an olive oil does not."""
+    user = User(engine)
+    for fact in facts:
+        user.says(fact)
+    user.says(ask)
+    assert user.last_info.used and wanted in user.last_info.used[0].content
+    user.says(unrelated)
+    assert not any(wanted in used.content for used in user.last_info.used)
 
 
 def test_chat_shows_importance_on_the_admin_scale(engine) -> None:  # type: ignore[no-untyped-def]

@@ -13,7 +13,7 @@ import re
 
 # (slot name, question pattern, words added to the BM25 query). The names are the offline
 # conflict rules' slot names (``memory_core.llm.offline``), so an answer to one of these questions
-# can be read as a statement of that slot.
+# can be read as a statement of that slot ("school" excepted: it only widens the search).
 _SLOTS: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ("address", re.compile(r"\bwhere\b.*\b(?:i|we)\s+(?:live|living|stay|based)\b|\bmy\s+(?:home\s+)?address\b|"
                 r"\bwhere(?:'s| is)\s+my\s+home\b|住在?哪|家在哪|住址|我的地址|搬到哪", re.IGNORECASE),
@@ -28,6 +28,13 @@ _SLOTS: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ("origin", re.compile(r"\bwhere\b.*\b(?:am|was|were) (?:i|we) (?:from|born|raised)\b|\bwhere\b.*\b(?:i|we) grew up\b|"
                 r"\bmy\s+hometown\b|老家|家乡|籍贯|哪里人|哪儿人|哪的人|在哪(?:里|儿)?出生|出生在哪", re.IGNORECASE),
      "from hometown grew born raised 老家 家乡 籍贯 出生 人"),
+    # "开家长会要去哪个学校来着" shares no word with "我儿子在实验二小读三年级": the words a school
+    # is stated with (a grade, a school's kind). Not a conflict slot: a family has several schools.
+    ("school", re.compile(r"哪(?:个|所|间|家)学校|在哪(?:里|儿)?(?:上学|读书|念书)|几年级|"
+                          r"\b(?:which|what) (?:school|kindergarten|college)\b|\bwhat grade (?:is|are|was|will)\b|"
+                          r"\bwhere\b.*\b(?:go|goes|going) to school\b",
+                          re.IGNORECASE),
+     "school grade class elementary primary kindergarten college 学校 小学 中学 初中 高中 大学 幼儿园 年级 上学 读书"),
 )
 
 

@@ -317,6 +317,12 @@ def is_question_or_request(text: str) -> bool:
     return statement_part(text) == ""
 
 
+def mixes_a_question(text: str) -> bool:
+    """True when ``text`` holds a question or a request beside what it states ("I have chicken
+    and rice, what can I cook?"): its statement part may be only the reason for asking."""
+    return any(clause_kind(c) != "statement" for s in split_sentences((text or "").strip()) for c in _clauses(s))
+
+
 def is_question(text: str) -> bool:
     """True when the whole of ``text`` is a question or a request (the conflict rules use it:
     a question never states a new value, whatever slot words it contains)."""

@@ -99,7 +99,7 @@ def slot_statement(text: str, context: str | None) -> str:
             or facts.attribute is not None):
         return text
     value = _ANSWER_LEAD_RE.sub("", answer, count=1) or answer  # "It's Porto" -> "Porto"
-    slots = slots_asked(mine)
+    slots = [s for s in slots_asked(mine) if s in _SLOT_STATEMENTS]  # a school is no slot of the user's
     if len(slots) == 1:
         english, chinese = _SLOT_STATEMENTS[slots[0]]
         return (chinese if any(is_cjk(ch) for ch in value) else english).format(value)
