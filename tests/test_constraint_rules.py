@@ -56,3 +56,20 @@ def test_small_talk_and_topicless_questions_bear_on_no_constraint(query: str) ->
 def test_may_bear_on_is_implied_by_every_constraint_that_bears(query: str) -> None:
     for constraint in CONSTRAINTS:
         assert not bears_on(constraint, query) or may_bear_on(query)
+
+
+@pytest.mark.parametrize("fear", ["I'm scared of heights.", "Heights terrify me, I can't even stand on a ladder.",
+                                  "I'm terrified of flying", "我恐高", "我怕坐飞机"])
+def test_a_named_fear_is_a_constraint_on_activities_only(fear: str) -> None:
+    """A fear rules out what it names ("Should I book the glass-floor skywalk?"), not a recipe."""
+    assert constraint_kind(fear) == "dislike"
+    assert bears_on(fear, "Should I book the glass-floor skywalk for our trip?")
+    assert bears_on(fear, "周末想去玻璃栈道玩，帮我安排一下")
+    assert not bears_on(fear, "Suggest a dinner recipe for tonight")
+    assert not bears_on(fear, "给我推荐个菜谱")
+
+
+@pytest.mark.parametrize("text", ["I'm afraid I can't come tonight", "I'm scared of losing my job",
+                                  "我怕来不及", "I was scared of the exam results"])
+def test_fear_words_that_name_no_phobia_are_no_constraint(text: str) -> None:
+    assert constraint_kind(text) is None

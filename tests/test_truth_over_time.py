@@ -328,6 +328,9 @@ def test_a_constraint_reaches_the_reply_and_the_prompt(engine, constraint: str, 
     # A standing instruction about days reaches a request to plan the week.
     ("Never schedule anything for me on Sundays, it's family day.", "Help me plan my chores for next week."),
     ("周日不要给我安排任何事，那天要陪家人", "帮我安排一下下周要办的事"),
+    # A named fear reaches an activity that involves it (a skywalk, 玻璃栈道).
+    ("Heights terrify me, I can't even stand on a ladder.", "Should I book the glass-floor skywalk for our trip?"),
+    ("我恐高，站在二楼阳台都腿软", "周末想去玻璃栈道玩，帮我安排一下"),
 ])
 def test_a_condition_or_dislike_reaches_a_request_it_bears_on(engine, constraint: str, ask: str) -> None:  # type: ignore[no-untyped-def]
     """Months of small talk later, a request no lexicon names ("a trek", "雪山", "toppings") still

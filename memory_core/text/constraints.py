@@ -41,6 +41,17 @@ _DIET = re.compile(
 _DISLIKE = re.compile(r"讨厌|受不了|不喜欢|最怕|恶心|\bI (?:really |absolutely |just |truly )?(?:hate|can'?t stand|despise|"
                       r"loathe|dislike)\b|\bI (?:really )?(?:don'?t|do not) (?:like|enjoy|want)\b|\bgross(?:es)? me out\b|"
                       r"\bmakes me (?:gag|sick)\b|\btastes? like soap\b|\bterrified of\b|\bscared of\b|\bafraid of\b|怕", _I)
+# A fear of a thing or an activity ("I'm scared of heights", "Heights terrify me", 恐高): it rules
+# out suggestions as a dislike does ("Should I book the glass-floor skywalk?"). Named phobias
+# only: "I'm afraid I can't come" and "scared of losing my job" rule nothing out.
+_FEAR_OBJECTS = (r"heights?|flying|planes?|airplanes?|deep water|water|the dark|darkness|needles?|injections?|spiders?|"
+                 r"snakes?|dogs?|crowds?|enclosed spaces|small spaces|elevators?|lifts?|tunnels?|bridges?|clowns?|"
+                 r"roller ?coasters?|public speaking")
+_FEAR = re.compile(
+    r"\b(?:terrified|scared|afraid|frightened) (?:to death )?of (?:the )?(?:" + _FEAR_OBJECTS + r")\b|"
+    r"\b(?:" + _FEAR_OBJECTS + r") (?:really )?(?:terrif(?:y|ies)|scares?|frightens?) me\b|"
+    r"\b(?:acro|claustro|aero|arachno|aqua|cyno|trypano)phobi\w*|\bfear of (?:" + _FEAR_OBJECTS + r")\b|"
+    r"恐高|怕高|晕高|恐飞|怕坐飞机|怕水|怕黑|怕打针|怕蛇|怕狗|幽闭恐惧|密集恐惧|社恐", _I)
 _INSTRUCTION = re.compile(
     r"(?:永远|千万|以后|今后|再也)?(?:不要|别|不许|不准)(?:再)?(?:给我|跟我|帮我|向我)?(?:推荐|建议|安排|订|提|发|打电话|叫我|用)|"
     r"\b(?:never|don'?t ever|do not ever|please don'?t|please do not|don'?t|do not)\s+(?:\w+\s+){0,2}"
@@ -87,7 +98,11 @@ _TOPICS: dict[str, re.Pattern[str]] = {
         r"玩|活动|运动|锻炼|周末|爬山|徒步|游泳|跑步|健身|旅行|旅游|出游|景点|度假|订|酒店|机票|航班|行程|约会|礼物|电影|"
         r"\b(?:activity|activities|weekend|hike|hiking|swim|swimming|run|running|gym|workout|exercise|sport|sports|"
         r"trip|travel|travelling|traveling|vacation|holiday|hotel|flight|flights|book|booking|itinerary|plan|"
-        r"date|gift|gifts|present|movie|movies|outing|visit|tour)\b", _I),
+        r"date|gift|gifts|present|movie|movies|outing|visit|tour|"
+        # what a fear rules out is an activity: "heights" bears on a skywalk trip, not on a recipe
+        r"heights?|flying|fly|planes?|roller ?coasters?|ladders?|skywalks?|bungee|cliffs?|rooftops?|"
+        r"observation decks?|ferris wheel|zip ?lines?|climbing|scuba|diving|caves?|caving)\b|"
+        r"恐高|怕高|晕高|高空|玻璃栈道|蹦极|过山车|摩天轮|观景台|坐飞机|飞机|潜水|攀岩|索道|怕水|怕黑|恐飞", _I),
     "animals": re.compile(
         r"宠物|狗|猫|兔|仓鼠|鹦鹉|动物|养只|领养|"
         r"\b(?:pet|pets|dog|dogs|puppy|puppies|cat|cats|kitten|kittens|rabbit|hamster|parrot|animal|animals|"
@@ -141,7 +156,7 @@ def _kind_of(statement: str) -> str | None:
         return "diet"
     if _MEDICAL.search(statement):
         return "medical"
-    if _DISLIKE.search(statement) and any(p.search(statement) for p in _TOPICS.values()):
+    if (_DISLIKE.search(statement) and any(p.search(statement) for p in _TOPICS.values())) or _FEAR.search(statement):
         return "dislike"
     return None
 
