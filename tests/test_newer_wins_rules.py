@@ -216,6 +216,11 @@ def test_a_repeat_naming_the_model_without_the_make_restates_it() -> None:
     assert not replaces("My sister drives a red Mazda CX-5", older)  # someone else's car
     assert not replaces("I drive a blue Mazda 3", older)  # another car: maybe a second one
     assert not replaces("我姐姐开一辆红色的马自达CX-5", "我开一辆红色的马自达CX-5")
+    # the make said before the model is part of its name, in both languages
+    assert replaces("My car is a Model Y, white", "I drive a Tesla Model Y")
+    assert replaces("我的车是Model Y，白色的", "我开的是特斯拉Model Y")
+    assert not replaces("我姐姐的车是Model Y，白色的", "我开的是特斯拉Model Y")  # her car
+    assert not replaces("My wife drives a Model Y", "I drive a Tesla Model Y")
 
 
 def test_especially_is_no_negation() -> None:

@@ -285,6 +285,9 @@ def test_facts_about_different_people_or_things_both_stay(engine, first: str, se
      "hellfish"),
     ("我特别怕热", "我这个人怕热，夏天离不开空调", "怕热"),
     ("我不喜欢吃苦瓜", "苦瓜我真的吃不来，太苦了", "苦瓜"),
+    # the model named without its make is the same car
+    ("I drive a Tesla Model Y", "My car is a Model Y, the white one", "Model Y"),
+    ("我开的是特斯拉Model Y", "我的车是Model Y，白色的", "Model Y"),
 ])
 def test_a_repeat_in_other_words_leaves_one_active_memory(engine, first: str, second: str, needle: str) -> None:  # type: ignore[no-untyped-def]
     user = User(engine)

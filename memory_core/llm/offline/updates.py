@@ -221,16 +221,6 @@ def restates(newer: str, older: str) -> bool:
         return False  # "my sister" / "my brother": two people
     if not so.values() <= sn.values():
         return False
-    old_words, new_words = specific_words(older), specific_words(newer)
-    shared = old_words & new_words
-    if not shared or len(new_words) < len(old_words) - 1:
-        return False  # saying less is no restatement: "Lisbon" must not retire "Lisbon, near the river"
-    # A Chinese word inside another counts as said ("四川人" / "四川").
-    missing = {w for w in old_words - new_words
-               if not any(len(n) >= 2 and not w.isascii() and (w in n or n in w) for n in new_words)}
-    # A shared name, place or code ties the two to one thing: half the other words may differ
-    # ("I drive a red Mazda CX-5" / "My car is a CX-5, the red one"); otherwise one word may,
-    # and two words at least must be shared.
     old_names, new_names = _entities(older), _entities(newer)
 
     def same_name(o: str, n: str) -> bool:
@@ -240,11 +230,30 @@ def restates(newer: str, older: str) -> bool:
         ow, nw = set(o.split()), set(n.split())
         return o.isascii() and n.isascii() and bool(ow) and bool(nw) and (ow <= nw or nw <= ow)
 
+    # A make said before a model the newer one names ("特斯拉Model Y" / "Model Y", "Tesla Model Y"
+    # / "Model Y") qualifies that name: dropping it says the same thing.
+    kept = [o for o in old_names if any(same_name(o, n) for n in new_names)]
+    qualifiers = {o for o in old_names if o not in kept and any(
+        re.search(re.escape(o) + r"\s?" + re.escape(k), older, re.IGNORECASE) for k in kept)}
+    qualifiers |= {w for k in kept for n in new_names if same_name(k, n) and k.isascii()
+                   for w in set(k.split()) - set(n.split())}
+    old_names = frozenset(o for o in old_names if o not in qualifiers)
+    old_words, new_words = specific_words(older), specific_words(newer)
+    old_words = frozenset(w for w in old_words if not any(w in q for q in qualifiers))
+    shared = old_words & new_words
+    if not shared or len(new_words) < len(old_words) - 1:
+        return False  # saying less is no restatement: "Lisbon" must not retire "Lisbon, near the river"
+    # A Chinese word inside another counts as said ("四川人" / "四川").
+    missing = {w for w in old_words - new_words
+               if not any(len(n) >= 2 and not w.isascii() and (w in n or n in w) for n in new_words)}
     # One name dropped and another brought in is another value ("cycled at 苏州园林" / "at 西湖"):
     # two events or a change, never the same fact said again.
     if any(not any(same_name(o, n) for n in new_names) for o in old_names) and \
             any(not any(same_name(o, n) for o in old_names) for n in new_names):
         return False
+    # A shared name, place or code ties the two to one thing: half the other words may differ
+    # ("I drive a red Mazda CX-5" / "My car is a CX-5, the red one"); otherwise one word may,
+    # and two words at least must be shared.
     distinctive = bool(so.values() & sn.values()) or any(same_name(o, n) for o in old_names for n in new_names)
     if not distinctive and len(shared) < 2:
         return False
