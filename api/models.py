@@ -115,6 +115,7 @@ class Memory(BaseModel):
     def of(cls, tenant: str, record: MemoryRecord) -> "Memory":
         fields = asdict(record)
         fields.pop("content_hash")
+        fields.pop("sealed")  # the encrypted PII stays in the store: its ciphertext is no one's to hold
         fields["metadata"] = fields.pop("meta")
         fields["indexed"] = fields.pop("vector_written")
         fields["user_id"] = caller_user(tenant, record.user_id)
@@ -158,9 +159,10 @@ class SearchOut(BaseModel):
     @classmethod
     def of(cls, tenant: str, response: SearchResponse) -> "SearchOut":
         fields = asdict(response)
-        for result in fields["results"]:
+        for result in fields["results"] + fields["constraints"]:
             result["user_id"] = caller_user(tenant, result["user_id"])
             result["metadata"] = result.pop("meta")
+            result.pop("sealed", None)  # revealed already when the caller may read it; never the ciphertext
         return cls(**fields)
 
 

@@ -33,7 +33,9 @@ def context_key(context: str) -> str:
 def embed_text(content: str, context: str = "") -> str:
     """The text whose embedding is stored: the memory, after the conversation turn it answered
     when there is one (a contextual key: measured on LoCoMo, recall@10 .677 -> .721)."""
-    content = masked(content)  # a PII tag is no word: "[PHONE#3f2a9c]" is read as "[PHONE]"
+    # A PII tag is no word: "[PHONE#3f2a9c]" is read as "[PHONE]" (the context may hold one too:
+    # a correction is keyed with the statement it replaced).
+    content, context = masked(content), masked(context)
     return f"{context}\n{content}" if context else content
 
 

@@ -85,7 +85,11 @@ def update(parts: EngineParts, memory_id: str, *, actor: str, content: str | Non
         text, values, _kinds = parts.vault.redact(clean_text(content, settings.max_input_chars))
         if text != before.content:
             # The tags the edit kept keep their values; a number typed in is sealed like a user's.
-            fields["sealed"] = parts.vault.seal({**parts.vault.unseal(before.sealed), **values}, text)
+            kept = parts.vault.unseal(before.sealed)
+            if before.sealed and not kept:
+                raise ValidationError("this memory's phone numbers or e-mail addresses are sealed with another "
+                                      "key: set the PII_KEY that sealed them before editing its text")
+            fields["sealed"] = parts.vault.seal({**kept, **values}, text)
             analysis = parts.llm.analyze(text, now)
             # Its time words still speak from when it was written, not from the edit.
             event = event_span(text, before.created_at)

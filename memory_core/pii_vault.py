@@ -17,8 +17,11 @@ the admin pages see the placeholder. The owner's own reads (the chat's prompt an
 API and MCP recall) ``reveal`` them. Identity and bank-card numbers are tagged but never kept.
 
 Keys: ``PII_KEY`` (one or more Fernet keys, comma-separated, the first one current: rotation reads
-with all and writes with the first); unset, a key file ``data_dir/pii.key`` is made once (0600),
-as the embedded SQLite file is. A value sealed under a key that is gone stays a placeholder.
+with all and writes with the first; tags come from the last, the oldest); unset, a key file
+``data_dir/pii.key`` is made once (0600), as the embedded SQLite file is. Every process that
+shares a database must share the key: with a database of its own (PostgreSQL) and no
+``PII_KEY``, the engine warns at start. A value sealed under a key that is gone stays a
+placeholder, and an edit of its text is refused rather than losing it.
 """
 from __future__ import annotations
 
@@ -64,7 +67,10 @@ class PiiVault:
         if not keys:
             raise ValueError("the PII vault needs at least one key")
         self._fernet = MultiFernet([Fernet(k) for k in keys])
-        self._tag_key = hashlib.sha256(b"memory-pii-tag\x00" + keys[0]).digest()
+        # Tags come from the oldest key listed (rotation appends the old key after the new one),
+        # so the same number said after a rotation still has its tag and folds as a repeat.
+        self._tag_key = hashlib.sha256(b"memory-pii-tag\x00" + keys[-1]).digest()
+        self._warned = False
         unknown = set(keep_kinds) - set(PLACEHOLDERS)
         if unknown:
             raise ValueError(f"unknown PII kinds to keep: {sorted(unknown)} (known: {sorted(PLACEHOLDERS)})")
@@ -78,8 +84,11 @@ class PiiVault:
 
     def tag(self, kind: str, value: str) -> str:
         """The placeholder a value is stored as: ``[PHONE#3f2a9c]``."""
-        digest = hmac.new(self._tag_key, f"{kind}\x00{_normal(kind, value)}".encode(), hashlib.sha256)
-        return f"{PLACEHOLDERS[kind][:-1]}#{digest.hexdigest()[:6]}]"
+        digest = hmac.new(self._tag_key, f"{kind}\x00{_normal(kind, value)}".encode(), hashlib.sha256).hexdigest()
+        tag = digest[:6]
+        if not any(ch.isdigit() for ch in tag):  # one digit at least: the rules read a tag as a value, a code
+            tag = str(int(digest[6], 16) % 10) + tag[1:]
+        return f"{PLACEHOLDERS[kind][:-1]}#{tag}]"
 
     def redact(self, text: str) -> tuple[str, dict[str, str], list[str]]:
         """``text`` with each identifier replaced by its tagged placeholder; the values to keep
@@ -113,8 +122,11 @@ class PiiVault:
         try:
             data = json.loads(self._fernet.decrypt(sealed.encode()))
         except (InvalidToken, ValueError):
-            log.warning("a memory's sealed PII could not be opened with the configured PII_KEY; "
-                        "its placeholders stay")
+            if not self._warned:  # once per process: every read of such a memory would log it
+                self._warned = True
+                log.warning("a memory's sealed PII could not be opened with the configured PII_KEY "
+                            "(its placeholders stay); set the key that sealed it, or keep it listed after "
+                            "the new one")
             return {}
         return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
 
@@ -156,9 +168,21 @@ def key_file(data_dir: Path) -> bytes:
     return key
 
 
+_warned_shared_key: set[str] = set()
+
+
 def vault_for(settings: Settings) -> PiiVault:
-    """The vault of a deployment's settings."""
-    return PiiVault.from_settings(settings.pii_key.get_secret_value(), settings.data_dir, settings.pii_keep_kinds)
+    """The vault of a deployment's settings. A database that other processes may share (any but
+    the embedded SQLite file) with no ``PII_KEY`` gets a warning: each process would seal with the
+    key file of its own ``DATA_DIR``, and the others could not read what it sealed."""
+    key = settings.pii_key.get_secret_value()
+    url = settings.database_url
+    if not key.strip() and url and not url.startswith("sqlite") and url not in _warned_shared_key:
+        _warned_shared_key.add(url)
+        log.warning("PII_KEY is not set: phone numbers and e-mail addresses are sealed with the key file in %s; "
+                    "every process using this database (the app, the API, the workers) must have the same "
+                    "key: set PII_KEY", settings.data_dir)
+    return PiiVault.from_settings(key, settings.data_dir, settings.pii_keep_kinds)
 
 
 def reveal_response(vault: PiiVault, response: SearchResponse) -> SearchResponse:
@@ -166,6 +190,8 @@ def reveal_response(vault: PiiVault, response: SearchResponse) -> SearchResponse
     with the values their memories keep. The response cache holds the sealed form only; this runs
     on the way out, per call."""
     rows = list(response.results) + list(response.constraints)
+    if len({r.user_id for r in rows}) > 1:  # one user's values must never fill another's placeholders
+        raise ValueError("reveal_response: a search response holds one user's memories")
     values = vault.unseal_many(r.sealed for r in rows)
 
     def shown(result: SearchResult) -> SearchResult:

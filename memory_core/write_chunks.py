@@ -23,7 +23,7 @@ from memory_core.lifecycle import expires_at_for
 from memory_core.records import AddItem, AddResult, MemoryRecord
 from memory_core.text.chunking import chunk_text
 from memory_core.text.event_time import event_span
-from memory_core.pii_vault import PLACEHOLDER_RE, PiiVault
+from memory_core.pii_vault import PiiVault
 from memory_core.text.pii import redact
 from memory_core.types import Analysis, MemoryStatus
 from memory_core.validation import check_user_id, clean_text
@@ -36,7 +36,7 @@ class Prepared(NamedTuple):
     text: str  # PII replaced by tagged placeholders (memory_core/pii_vault.py)
     kinds: list[str]  # the kinds of PII found
     context: str  # the turn it answered, redacted
-    sealed: str | None  # the values its placeholders stand for, encrypted (kinds kept only)
+    values: dict[str, str]  # tag -> the value it stands for (kinds kept only), sealed per chunk
 
 
 
@@ -137,7 +137,7 @@ def prepare_item(settings: Settings, vault: PiiVault, index: int, item: AddItem,
     if item.metadata is not None and not isinstance(item.metadata, dict):
         raise ValidationError(f"item {index}: metadata must be a dict")
     tagged, values, kinds = vault.redact(text)
-    return Prepared(item, user_id, tagged, sorted(set(kinds)), context, vault.seal(values))
+    return Prepared(item, user_id, tagged, sorted(set(kinds)), context, values)
 
 
 def check_stage_chunks(stage_chunks: int | None) -> None:
@@ -148,15 +148,16 @@ def check_stage_chunks(stage_chunks: int | None) -> None:
 
 
 def chunk_items(prepared: Sequence[Prepared], limit: int, overlap: int, count_tokens: Callable[[str], int],
-                clock: Clock) -> list[Chunk]:
+                clock: Clock, seal: Callable[[Mapping[str, str], str], str | None]) -> list[Chunk]:
     """Every prepared item cut into chunks of at most ``limit`` tokens, in order; an item
-    without a time is written now (``clock``)."""
+    without a time is written now (``clock``). Each chunk seals the values of its own tags only
+    (``seal``: ``PiiVault.seal``)."""
     chunks: list[Chunk] = []
-    for index, (item, user_id, text, _kinds, context, sealed) in enumerate(prepared):
+    for index, (item, user_id, text, _kinds, context, values) in enumerate(prepared):
         at = as_utc(item.at) if item.at else clock.now()
         for piece in chunk_text(text, limit, overlap, count_tokens):
             chunks.append(Chunk(index, user_id, piece, at, item.session_id, dict(item.metadata or {}),
-                                sources(item.source), context, sealed=sealed if PLACEHOLDER_RE.search(piece) else None))
+                                sources(item.source), context, sealed=seal(values, piece) if values else None))
     return chunks
 
 
@@ -204,7 +205,7 @@ def results(prepared: Sequence[Prepared], chunks: Sequence[Chunk], pending: set[
     for chunk in chunks:
         mine_by_item.setdefault(chunk.item_index, []).append(chunk)
     out: list[AddResult] = []
-    for index, (_item, _user, _text, kinds, _context, _sealed) in enumerate(prepared):
+    for index, (_item, _user, _text, kinds, _context, _values) in enumerate(prepared):
         mine = mine_by_item.get(index, [])
         out.append(AddResult(
             memory_ids=[c.duplicate_of or c.memory_id for c in mine],

@@ -84,7 +84,7 @@ class WritePipeline:
             return []
         prepared = [prepare_item(self.settings, self.vault, index, item, len(items)) for index, item in enumerate(items)]
         chunks = chunk_items(prepared, self.chunk_limit, self.settings.chunk_overlap_tokens,
-                             self.embedder.count_tokens, self.clock)
+                             self.embedder.count_tokens, self.clock, self.vault.seal)
         stages = cut_into_stages(chunks, self.settings.write_stage_chunks if stage_chunks is None else stage_chunks)
         pending: set[str] = set()
         replaced: dict[str, list[str]] = {}  # new memory id -> the ids it superseded

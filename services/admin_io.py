@@ -273,5 +273,6 @@ def _export_pages(engine: "MemoryEngine", user_id: str) -> Iterator[str]:
 
 
 def record_to_json(record: "MemoryRecord") -> dict[str, Any]:
-    """Every field of a memory, JSON-safe (the export's row)."""
-    return {key: json_value(value) for key, value in record.__dict__.items()}
+    """Every field of a memory, JSON-safe (the export's row), but its sealed PII: staff export
+    the placeholders, never the ciphertext of the user's own numbers."""
+    return {key: json_value(value) for key, value in record.__dict__.items() if key != "sealed"}

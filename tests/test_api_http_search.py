@@ -25,6 +25,7 @@ def test_add_get_list_search_with_score_parts_and_context_block(stack: Stack) ->
     # Getting a memory is administration: the number's placeholder (a keyed hash), not the number.
     assert got["user_id"] == user and re.fullmatch(r"I am allergic to mango, call me on \[PHONE#[0-9a-f]{6}\]",
                                                    got["content"])
+    assert "sealed" not in got  # the ciphertext of the number is no one's to hold
     assert got["metadata"] == {"channel": "sms"} and got["session_id"] == "s1" and got["status"] == "active"
     assert got["created_at"].startswith("2024-01-01T09:00:00") and got["indexed"] is True
     listed = stack.call("GET", "/v1/memories", params={"user_id": user}).json()

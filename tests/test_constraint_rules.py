@@ -70,6 +70,9 @@ def test_a_named_fear_is_a_constraint_on_activities_only(fear: str) -> None:
 
 
 @pytest.mark.parametrize("text", ["I'm afraid I can't come tonight", "I'm scared of losing my job",
-                                  "我怕来不及", "I was scared of the exam results"])
+                                  "我怕来不及", "I was scared of the exam results",
+                                  # a fear denied or over, and 怕 that is no fear
+                                  "I'm not afraid of heights anymore", "I overcame my fear of flying", "我不怕水",
+                                  "我以前恐高，现在不怕了", "哪怕狗叫也不管", "我不怕辣"])
 def test_fear_words_that_name_no_phobia_are_no_constraint(text: str) -> None:
     assert constraint_kind(text) is None

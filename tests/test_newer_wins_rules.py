@@ -112,6 +112,9 @@ def test_replaces(newer: str, older: str) -> None:
     ("My mom takes metformin now", "I don't take any medication"),
     # a weekend somewhere is no home; a son's school is the son's
     ("Moved to Munich last month", "I'm in Berlin for the weekend, it's lovely"),
+    ("I'm in town for a job interview", "I live in Denver"),
+    ("I'm in London for the job fair", "I live in Denver"),
+    ("I'm in Paris for the exchange dinner tonight", "I live in Denver"),
     ("我搬到慕尼黑了", "我儿子在北京读书"),
     # someone else's number, and the same number said again
     ("我同事小王的电话号码是[PHONE#74aedc]", "我的手机号是[PHONE#197fb7]"),

@@ -48,6 +48,7 @@ IMPORTANCE = [
     # Where one stays for years of study or work is a home; a weekend there is not.
     ("I'm in Berlin for my master's, in Neukölln.", 4), ("我在柏林读研", 4), ("I'm based in Denver", 4),
     ("I'm in Berlin for the weekend, it's lovely", 3), ("我的手机号是[PHONE#3f2a9c]", 4),
+    ("I'm in London for the job fair", 2), ("I'm in Madrid for my exchange semester", 4),
     ("I drove my car to the beach today", 3), ("My boss was grumpy today", 3),
     # Having none of a thing is a lasting fact too, until a later message says otherwise.
     ("我的胃病一直在华山医院消化科看", 4), ("我爸是退休的工程师", 4), ("我特别怕冷", 4), ("I get carsick on long drives", 4),

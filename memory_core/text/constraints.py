@@ -40,7 +40,8 @@ _DIET = re.compile(
     r"alcohol|nuts|shellfish|eggs|milk|cheese|wheat|soy|carbs|bread|rice|pasta|sweets|spicy food)\b", _I)
 _DISLIKE = re.compile(r"讨厌|受不了|不喜欢|最怕|恶心|\bI (?:really |absolutely |just |truly )?(?:hate|can'?t stand|despise|"
                       r"loathe|dislike)\b|\bI (?:really )?(?:don'?t|do not) (?:like|enjoy|want)\b|\bgross(?:es)? me out\b|"
-                      r"\bmakes me (?:gag|sick)\b|\btastes? like soap\b|\bterrified of\b|\bscared of\b|\bafraid of\b|怕", _I)
+                      r"\bmakes me (?:gag|sick)\b|\btastes? like soap\b|\bterrified of\b|\bscared of\b|\bafraid of\b|"
+                      r"(?<![哪可])怕", _I)
 # A fear of a thing or an activity ("I'm scared of heights", "Heights terrify me", 恐高): it rules
 # out suggestions as a dislike does ("Should I book the glass-floor skywalk?"). Named phobias
 # only: "I'm afraid I can't come" and "scared of losing my job" rule nothing out.
@@ -51,7 +52,13 @@ _FEAR = re.compile(
     r"\b(?:terrified|scared|afraid|frightened) (?:to death )?of (?:the )?(?:" + _FEAR_OBJECTS + r")\b|"
     r"\b(?:" + _FEAR_OBJECTS + r") (?:really )?(?:terrif(?:y|ies)|scares?|frightens?) me\b|"
     r"\b(?:acro|claustro|aero|arachno|aqua|cyno|trypano)phobi\w*|\bfear of (?:" + _FEAR_OBJECTS + r")\b|"
-    r"恐高|怕高|晕高|恐飞|怕坐飞机|怕水|怕黑|怕打针|怕蛇|怕狗|幽闭恐惧|密集恐惧|社恐", _I)
+    r"恐高|(?<![哪可不])怕(?:高|水|黑|打针|蛇|狗|坐飞机)|晕高|恐飞|幽闭恐惧|密集恐惧|社恐", _I)
+# A fear said to be over, or denied: no constraint ("I'm not afraid of heights anymore", 我以前恐高，
+# 现在不怕了, "I overcame my fear of flying").
+_FEAR_LIFTED = re.compile(
+    r"\b(?:not|no longer|never been|n't) (?:\w+ ){0,2}(?:afraid|scared|terrified|frightened)\b|"
+    r"\b(?:overcame|overcome|over|conquered|beat|got past) (?:my |the )?fear\b|\bnot (?:\w+ )?phobic\b|"
+    r"不(?:再)?怕|不恐|(?:以前|曾经|小时候)(?:很|特别)?(?:恐|怕)[^，。,.!?！？]{0,6}[，,]?\s*(?:现在|后来|如今)|克服了", _I)
 _INSTRUCTION = re.compile(
     r"(?:永远|千万|以后|今后|再也)?(?:不要|别|不许|不准)(?:再)?(?:给我|跟我|帮我|向我)?(?:推荐|建议|安排|订|提|发|打电话|叫我|用)|"
     r"\b(?:never|don'?t ever|do not ever|please don'?t|please do not|don'?t|do not)\s+(?:\w+\s+){0,2}"
@@ -156,6 +163,8 @@ def _kind_of(statement: str) -> str | None:
         return "diet"
     if _MEDICAL.search(statement):
         return "medical"
+    if _FEAR_LIFTED.search(statement):
+        return None  # "I'm not afraid of dogs", 我不怕辣, "I overcame my fear of flying"
     if (_DISLIKE.search(statement) and any(p.search(statement) for p in _TOPICS.values())) or _FEAR.search(statement):
         return "dislike"
     return None
