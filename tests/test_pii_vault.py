@@ -129,29 +129,23 @@ def test_a_new_number_replaces_the_old_one_and_comes_back_to_its_owner(engine, o
     assert new_value in reply and old_value not in reply  # the offline reply says the number back
 
 
-@pytest.mark.parametrize("mine,theirs", [
-    ("我的手机号是13912345678", "我同事小王的电话号码是18655512345"),
-    ("My phone number is 415-555-0182", "My dentist's number is 415-555-0199"),
-    ("我的邮箱是 lilei@example.cn", "我老板的邮箱是 boss@example.cn"),
+@pytest.mark.parametrize("first,second,folded", [
+    # someone else's number replaces nothing: two memories
+    ("我的手机号是13912345678", "我同事小王的电话号码是18655512345", False),
+    ("My phone number is 415-555-0182", "My dentist's number is 415-555-0199", False),
+    ("我的邮箱是 lilei@example.cn", "我老板的邮箱是 boss@example.cn", False),
+    # the same number said again, however written, is one memory
+    ("我的手机号是13912345678", "我的手机号是139 1234 5678", True),
+    ("My email is dan@brightlane.com", "My email is Dan@Brightlane.com", True),
 ])
-def test_someone_elses_number_replaces_nothing(engine, mine: str, theirs: str) -> None:  # type: ignore[no-untyped-def]
-    user = User(engine)
-    user.says(mine)
-    _, _, remembered = user.says(theirs)
-    assert remembered.created and not remembered.replaced_contents
-    assert len(user.memories(MemoryStatus.ACTIVE)) == 2
-
-
-@pytest.mark.parametrize("first,again", [
-    ("我的手机号是13912345678", "我的手机号是139 1234 5678"),
-    ("My email is dan@brightlane.com", "My email is Dan@Brightlane.com"),
-])
-def test_the_same_number_said_again_is_one_memory(engine, first: str, again: str) -> None:  # type: ignore[no-untyped-def]
+def test_another_persons_number_is_kept_beside_and_the_same_number_folds(engine, first: str, second: str,  # type: ignore[no-untyped-def]
+                                                                          folded: bool) -> None:
     user = User(engine)
     user.says(first)
-    _, _, remembered = user.says(again)
-    assert not remembered.created and remembered.deduplicated
-    assert len(user.memories(MemoryStatus.ACTIVE)) == 1
+    _, _, remembered = user.says(second)
+    assert not remembered.replaced_contents
+    assert bool(remembered.created) is not folded and bool(remembered.deduplicated) is folded
+    assert len(user.memories(MemoryStatus.ACTIVE)) == (1 if folded else 2)
 
 
 def test_no_store_but_the_sealed_row_holds_the_number(make_engine, redis_url: str) -> None:  # type: ignore[no-untyped-def]
