@@ -76,7 +76,16 @@ def test_stemmer() -> None:
 
 def test_keyword_tokens_english() -> None:
     tokens = keyword_tokens("I'm allergic to PEANUTS and went hiking on 2024-05-31 for 3.5 hours!")
-    assert tokens == ["allergic", "peanut", "went", "hike", "2024-05-31", "3.5", "hour"]
+    assert tokens == ["allergic", "peanut", "go", "hike", "2024-05-31", "3.5", "hour"]
+
+
+def test_irregular_past_forms_meet_their_verb_and_ambiguous_words_stay() -> None:
+    """"I flew to Madrid" is found by "where did I fly?"; "left" (a side) and "rose" (a flower)
+    are not read as verbs."""
+    assert keyword_tokens("I flew to Madrid, we ate paella and swam") == ["fly", "madrid", "eat", "paella", "swim"]
+    assert set(keyword_tokens("Where did I fly? What do we eat?")) >= {"fly", "eat"}
+    assert keyword_tokens("Bart went to the zoo") == keyword_tokens("Bart goes to the zoo")
+    assert keyword_tokens("turn left at the rose garden") == ["turn", "left", "rose", "garden"]
 
 
 def test_keyword_tokens_chinese_search_mode_and_stopwords() -> None:

@@ -72,6 +72,8 @@ def replaces(newer: str, older: str, newer_context: str | None = None) -> bool:
     ("Moved to Austin in March", "I'm based in Denver"),
     # a number said later in the sentence is the value ("完整的是[PHONE#..]")
     ("我妈电话号码最后两位是23，完整的是[PHONE#29d191]", "我妈的手机号是[PHONE#8264cd]"),
+    # an irregular past form is its verb: "flew" ends "never fly"
+    ("I flew to Rome in May, the flight was fine actually", "I never fly, planes scare me"),
 ])
 def test_replaces(newer: str, older: str) -> None:
     assert replaces(newer, older)
@@ -113,6 +115,7 @@ def test_replaces(newer: str, older: str) -> None:
     # a weekend somewhere is no home; a son's school is the son's
     ("Moved to Munich last month", "I'm in Berlin for the weekend, it's lovely"),
     ("I'm in town for a job interview", "I live in Denver"),
+    ("We drove to Denver for the weekend", "I never fly, planes scare me"),
     ("I'm in London for the job fair", "I live in Denver"),
     ("I'm in Paris for the exchange dinner tonight", "I live in Denver"),
     ("我搬到慕尼黑了", "我儿子在北京读书"),

@@ -80,7 +80,7 @@ def test_migrations_apply_once_and_concurrently(sql_url: str) -> None:
     for t in threads:
         t.join()
     assert failures == []
-    assert [v for run in applied for v in run] == ["0001", "0002"] == revisions()
+    assert [v for run in applied for v in run] == ["0001", "0002", "0003"] == revisions()
     assert revisions()[-1] == head()
     assert current_revision(engine) == head()
     assert migrate(engine) == []
@@ -164,6 +164,8 @@ def test_a_database_of_the_numbered_migrations_is_stamped_with_its_rows(sql_url:
     old = repo.get("m-old")
     assert old is not None and old.content == "kept" and old.entities == ["Boston"] and old.access_count == 2
     assert old.created_at == datetime(2024, 1, 1, tzinfo=timezone.utc)
+    # revision 0003: every active memory is re-indexed with the keyword leg's new tokens
+    assert not old.vector_written and "m-old" in {r.memory_id for r in repo.pending_vectors()}
     assert [m["content"] for m in repo.session_messages("u1", "s1")] == ["你好"]
     assert [h.action for h in repo.history("m-old")] == ["create"]
     assert [(r.job, r.counts) for r in repo.job_runs()] == [("merge", {"merged": 2})]
