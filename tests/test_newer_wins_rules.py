@@ -116,6 +116,11 @@ def test_replaces(newer: str, older: str) -> None:
     ("Moved to Munich last month", "I'm in Berlin for the weekend, it's lovely"),
     ("I'm in town for a job interview", "I live in Denver"),
     ("We drove to Denver for the weekend", "I never fly, planes scare me"),
+    # a named colleague's or friend's news is theirs, not the user's (each replaced the user's before)
+    ("小王现在在谷歌上班了", "我在微软上班"),
+    ("王丽搬到上海了", "我住在杭州"),
+    ("Anna's working at Google now", "I work at Microsoft"),
+    ("Anna's job is at Google now", "My job is at Microsoft"),
     ("I'm in London for the job fair", "I live in Denver"),
     ("I'm in Paris for the exchange dinner tonight", "I live in Denver"),
     ("我搬到慕尼黑了", "我儿子在北京读书"),
@@ -160,6 +165,10 @@ def test_paraphrase_folds_only_what_adds_nothing() -> None:
     ("Tom lives in Paris", "name:tom"), ("我和奶奶住在一起", "self"), ("My mom lives in Ohio", "rel:mother"),
     # a thing put first, then "I'm ...": the user's ("I'm" is a verb, as "I am" is)
     ("Peanuts — I'm allergic to them, so keep them out", "self"), ("My son's scared of dogs", "rel:son"),
+    # a name with 's, and a Chinese name opening the clause (jieba's nr), are whom it is about
+    ("Lisa's moving to Paris", "name:lisa"), ("Anna's job is at Google", "name:anna"), ("Today's a good day", "self"),
+    ("王丽搬到上海了", "name:王丽"), ("昨天小王请假了", "name:小王"), ("老公在腾讯上班", "rel:配偶"),
+    ("我搬到上海了", "self"),
 ])
 def test_who_a_statement_is_about(text: str, subject: str) -> None:
     assert subject_of(text) == subject

@@ -265,6 +265,10 @@ def test_a_refusal_or_a_yes_is_not_kept_as_a_lasting_fact(engine, assistant: str
     # The user's own change of job is no news about a parent's ("我爸" is the father, not "我").
     ("My dad is a retired teacher.", "Switched to a new project at work."),
     ("我爸是退休的中学老师", "工作上换了个新项目"),
+    # A named colleague's or friend's news is theirs: it replaced the user's job and home before.
+    ("我在微软上班", "小王现在在谷歌上班了"),
+    ("我住在杭州", "王丽搬到上海了"),
+    ("I work at Microsoft", "Anna's working at Google now"),
 ])
 def test_facts_about_different_people_or_things_both_stay(engine, first: str, second: str) -> None:  # type: ignore[no-untyped-def]
     user = User(engine)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from memory_core.text.lang import jieba_pos_tokenizer
 from memory_core.text.speaker import speaker_label
 
 _I = re.IGNORECASE
@@ -56,6 +57,8 @@ _SAME_PERSON = {
 _KIN_ZH = {"爸": "爸爸", "妈": "妈妈", "哥": "哥哥", "姐": "姐姐", "弟": "弟弟", "妹": "妹妹", "爷": "爷爷", "奶": "奶奶",
            "姥": "姥姥"}
 _MY_KIN_ZH = re.compile(r"我(爸|妈|哥|姐|弟|妹|爷|奶|姥)(?![爸妈哥姐弟妹爷奶姥])")
+# Kin and partner words that jieba tags as names (nr): they are read as relatives, not names.
+_KIN_WORDS_ZH = frozenset("老公 老婆 爱人 媳妇 老爸 老妈 爸爸 妈妈 哥哥 姐姐 弟弟 妹妹 爷爷 奶奶 外公 外婆 姥姥 姥爷".split())
 
 
 def person_key(noun: str) -> str:
@@ -68,6 +71,7 @@ _SELF = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself)\b|我", _I)
 _EN_NAME = re.compile(r"(?<![\w'’])([A-Z][a-zà-öø-ÿ]+(?:\s[A-Z][a-zà-öø-ÿ]+)?)(?:'s|’s)?\s+(?:is|was|lives|lived|works|"
                       r"worked|has|had|moved|likes|loves|hates|got|just|prefers|eats|drinks|doesn't|does|can|will|"
                       r"'s|and I\b)")
+_EN_NAME_S = re.compile(r"(?:^\W*|[,;:—–-]\s*|\b(?:and|but|so)\s+)([A-Z][a-zà-öø-ÿ]+)['’]s\b")
 _CLAUSE_START = re.compile(r"[。！？!?；;\n]|[，,](?=\s*(?:but|and then|however|while|whereas|而|但|不过|可是|他|她|我))", _I)
 _NOT_NAMES = frozenset("""I The A An My Our This That These Those It He She They We You Today Yesterday Tomorrow
     Tonight Last Next Every Each Also Just Still Now Then So And But Or If When While Mom Dad""".split())
@@ -96,6 +100,14 @@ def _person_in(fragment: str) -> str | None:
         name = m.group(1)
         if name.split()[0] not in _NOT_NAMES:
             found.append((m.start(), f"name:{name.lower()}"))
+    # "Anna's working at Google", "Anna's job is at Google": a name with 's at the head of the
+    # clause is whom it is about, whether the 's is "is"/"has" or a possessive.
+    for m in _EN_NAME_S.finditer(fragment):
+        if m.group(1) not in _NOT_NAMES and not any(start == m.start(1) for start, _ in found):
+            found.append((m.start(1), f"name:{m.group(1).lower()}"))
+    # "王丽搬到上海了", "小王现在在谷歌上班了": a person's name (jieba tags it nr) opening the clause.
+    for start, name in _zh_names(fragment):
+        found.append((start, f"name:{name}"))
     for m in _PRONOUN_OTHER.finditer(fragment):
         found.append((m.start(), "other"))
     if not found:
@@ -105,6 +117,23 @@ def _person_in(fragment: str) -> str | None:
     if re.search(r"\band I\b|和我|跟我", fragment[position:], _I) or re.search(r"我[^，。,]{0,8}?(?:和|跟|与|同)\s*$", fragment[:position]):
         return None
     return subject
+
+
+def _zh_names(fragment: str) -> list[tuple[int, str]]:
+    """Chinese personal names (jieba's ``nr``) that open the clause, after a time word at most:
+    "王丽搬到上海了", "昨天小王说...". Kin words jieba also tags nr (老公) are kin, read above."""
+    head = fragment.lstrip()
+    if not head or not re.match(r"[\u4e00-\u9fff]", head):
+        return []
+    offset = len(fragment) - len(head)
+    position = 0
+    for token in jieba_pos_tokenizer().cut(head[:12]):
+        if token.flag == "nr" and len(token.word) >= 2 and token.word not in _KIN_WORDS_ZH:
+            return [(offset + position, token.word)]
+        if token.flag not in ("t", "d") or token.word in ("我", "我们"):
+            return []  # the clause opens with something else: not a name as its subject
+        position += len(token.word)
+    return []
 
 
 @lru_cache(maxsize=8192)
