@@ -40,7 +40,7 @@ from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 
 from memory_core.config import Settings
 from memory_core.records import SearchResponse
-from memory_core.text.pii import PLACEHOLDER_RE, PLACEHOLDERS, find_pii, masked
+from memory_core.text.pii import PLACEHOLDER_RE, PLACEHOLDERS, PiiFinding, masked, redact
 from memory_core.types import SearchResult
 
 log = logging.getLogger(__name__)
@@ -93,19 +93,16 @@ class PiiVault:
     def redact(self, text: str) -> tuple[str, dict[str, str], list[str]]:
         """``text`` with each identifier replaced by its tagged placeholder; the values to keep
         (tag -> value as written, kinds of ``keep_kinds`` only); the kinds found, in order."""
-        findings = find_pii(text)
-        parts: list[str] = []
         values: dict[str, str] = {}
-        pos = 0
-        for f in findings:
-            value = text[f.start:f.end]
-            tag = self.tag(f.kind, value)
-            parts += [text[pos:f.start], tag]
-            if f.kind in self.keep_kinds:
+
+        def tagged(finding: PiiFinding, value: str) -> str:
+            tag = self.tag(finding.kind, value)
+            if finding.kind in self.keep_kinds:
                 values.setdefault(tag, value)
-            pos = f.end
-        parts.append(text[pos:])
-        return "".join(parts), values, list(dict.fromkeys(f.kind for f in findings))
+            return tag
+
+        redaction = redact(text, tagged)
+        return redaction.text, values, redaction.kinds
 
     def seal(self, values: Mapping[str, str], text: str | None = None) -> str | None:
         """The values (only those whose tag ``text`` still holds, when given), encrypted; None

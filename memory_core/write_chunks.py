@@ -81,7 +81,7 @@ class Chunk:
     meta: dict[str, Any]
     source: list[str]
     context: str = ""  # the previous turn, redacted and trimmed: read by the analysis
-    sealed: str | None = None  # its item's sealed PII (memory_core/pii_vault.py)
+    sealed: str | None = None  # the values of its own PII tags, sealed (memory_core/pii_vault.py)
     analysis: Analysis | None = None
     vector: np.ndarray | None = None
     hash: str = ""
@@ -157,7 +157,7 @@ def chunk_items(prepared: Sequence[Prepared], limit: int, overlap: int, count_to
         at = as_utc(item.at) if item.at else clock.now()
         for piece in chunk_text(text, limit, overlap, count_tokens):
             chunks.append(Chunk(index, user_id, piece, at, item.session_id, dict(item.metadata or {}),
-                                sources(item.source), context, sealed=seal(values, piece) if values else None))
+                                sources(item.source), context, sealed=seal(values, piece)))
     return chunks
 
 

@@ -58,7 +58,6 @@ _EN_SALIENT = frozenset(
     photography cycling skiing marathon""".split()
 )
 
-_PLACEHOLDER_RE = PLACEHOLDER_RE
 _HANDLE_RE = re.compile(r"(?<![A-Za-z0-9_.@])@[A-Za-z0-9_]{2,30}(?![A-Za-z0-9_@.])")
 _ISO_DATE_RE = re.compile(r"(?<!\d)(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?!\d)")
 _ZH_DATE_RE = re.compile(r"(?<!\d)(\d{4})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]")
@@ -150,7 +149,7 @@ def extract_entities(text: str) -> list[str]:
     camel-case products (iPhone) and a small lexicon of foods/allergens/pets/hobbies;
     both: ISO-normalised dates, numbers with units, @handles. PII placeholders never count.
     """
-    clean = _PLACEHOLDER_RE.sub(" ", text[:MAX_SCAN_CHARS])
+    clean = PLACEHOLDER_RE.sub(" ", text[:MAX_SCAN_CHARS])
     found: list[tuple[int, str]] = []
     found += _dates(clean)
     found += [(m.start(), m.group()) for m in _HANDLE_RE.finditer(clean)]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import date
+from typing import Callable
 
 from stdnum import luhn
 from stdnum.cn import ric
@@ -27,7 +28,13 @@ PLACEHOLDERS: dict[str, str] = {
 
 # A placeholder as stored: plain ("[PHONE]": redacted only, or written before tags) or tagged
 # with a keyed hash of its value ("[PHONE#3f2a9c]", memory_core/pii_vault.py).
-PLACEHOLDER_RE = re.compile(r"\[(" + "|".join(p[1:-1] for p in PLACEHOLDERS.values()) + r")(?:#([0-9a-f]{6}))?\]")
+_TAG = r"(?:#[0-9a-f]{6})?"  # non-capturing: the pattern is also embedded in others
+PLACEHOLDER_RE = re.compile(r"\[(" + "|".join(p[1:-1] for p in PLACEHOLDERS.values()) + r")" + _TAG + r"\]")
+
+
+def placeholder_pattern(kind: str) -> str:
+    """The regex source of one kind's placeholder, plain or tagged (``[PHONE]``, ``[PHONE#3f2a9c]``)."""
+    return re.escape(PLACEHOLDERS[kind][:-1]) + _TAG + r"\]"
 
 
 def masked(text: str) -> str:
@@ -195,8 +202,9 @@ def find_pii(text: str) -> list[PiiFinding]:
     return [PiiFinding(c.kind, c.start, c.end, PLACEHOLDERS[c.kind]) for c in chosen]
 
 
-def redact(text: str) -> Redaction:
-    """Replace every identifier in ``text`` by its placeholder."""
+def redact(text: str, placeholder: Callable[[PiiFinding, str], str] | None = None) -> Redaction:
+    """Replace every identifier in ``text`` by its placeholder, or by ``placeholder(finding,
+    value)`` when given (the PII vault tags each value: ``memory_core/pii_vault.py``)."""
     findings = find_pii(text)
     if not findings:
         return Redaction(text=text, findings=[])
@@ -204,7 +212,7 @@ def redact(text: str) -> Redaction:
     pos = 0
     for f in findings:
         parts.append(text[pos : f.start])
-        parts.append(f.replacement)
+        parts.append(placeholder(f, text[f.start : f.end]) if placeholder else f.replacement)
         pos = f.end
     parts.append(text[pos:])
     return Redaction(text="".join(parts), findings=findings)

@@ -57,8 +57,6 @@ _SAME_PERSON = {
 _KIN_ZH = {"爸": "爸爸", "妈": "妈妈", "哥": "哥哥", "姐": "姐姐", "弟": "弟弟", "妹": "妹妹", "爷": "爷爷", "奶": "奶奶",
            "姥": "姥姥"}
 _MY_KIN_ZH = re.compile(r"我(爸|妈|哥|姐|弟|妹|爷|奶|姥)(?![爸妈哥姐弟妹爷奶姥])")
-# Kin and partner words that jieba tags as names (nr): they are read as relatives, not names.
-_KIN_WORDS_ZH = frozenset("老公 老婆 爱人 媳妇 老爸 老妈 爸爸 妈妈 哥哥 姐姐 弟弟 妹妹 爷爷 奶奶 外公 外婆 姥姥 姥爷".split())
 
 
 def person_key(noun: str) -> str:
@@ -121,14 +119,14 @@ def _person_in(fragment: str) -> str | None:
 
 def _zh_names(fragment: str) -> list[tuple[int, str]]:
     """Chinese personal names (jieba's ``nr``) that open the clause, after a time word at most:
-    "王丽搬到上海了", "昨天小王说...". Kin words jieba also tags nr (老公) are kin, read above."""
+    "王丽搬到上海了", "昨天小王说...". Person nouns jieba also tags nr (老公) are relatives, read above."""
     head = fragment.lstrip()
     if not head or not re.match(r"[\u4e00-\u9fff]", head):
         return []
     offset = len(fragment) - len(head)
     position = 0
     for token in jieba_pos_tokenizer().cut(head[:12]):
-        if token.flag == "nr" and len(token.word) >= 2 and token.word not in _KIN_WORDS_ZH:
+        if token.flag == "nr" and len(token.word) >= 2 and token.word not in PERSON_NOUNS_ZH:
             return [(offset + position, token.word)]
         if token.flag not in ("t", "d") or token.word in ("我", "我们"):
             return []  # the clause opens with something else: not a name as its subject

@@ -9,6 +9,7 @@ from memory_core.text.chunking import split_sentences
 from memory_core.text.intent import QUESTION_END as _QUESTION_END  # noqa: F401 - the offline rules share it
 from memory_core.text.intent import as_asked_of_me, asked_question  # noqa: F401 - re-exported
 from memory_core.text.keywords import keyword_tokens
+from memory_core.text.pii import PLACEHOLDER_RE
 from memory_core.text.timeparse import parse_time_range
 from memory_core.types import MemoryType
 
@@ -50,7 +51,7 @@ _ARRANGEMENT_RE = re.compile(
     r"(?:一直|都|常)在[^，。,.!?！？\s]{1,10}医院[^，。,.!?！？\s]{0,6}看|\bmy (?:\w+ )?(?:clinic|hospital) is\b",
     _I)
 _CONTACT_RE = re.compile(
-    r"\[(?:PHONE|EMAIL|ID_NUMBER|BANK_CARD)(?:#[0-9a-f]{6})?\]|电话|手机号|手机号码|号码|邮箱|微信号|\bphone\b|\be-?mail\b|\bmobile number\b|"
+    PLACEHOLDER_RE.pattern + r"|电话|手机号|手机号码|号码|邮箱|微信号|\bphone\b|\be-?mail\b|\bmobile number\b|"
     r"'s number\b|\bmy number\b", _I)
 _BIRTHDAY_RE = re.compile(r"生日|出生|\bbirthday\b|\bborn (?:on|in)\b", _I)
 _FAMILY_RE = re.compile(

@@ -23,6 +23,7 @@ from memory_core.text.facts import negations, signature
 from memory_core.text.intent import is_question
 from memory_core.text.keywords import stem
 from memory_core.text.lang import is_cjk
+from memory_core.text.pii import placeholder_pattern
 from memory_core.text.similarity import normalize_for_compare
 from memory_core.text.speaker import speaker_label
 from memory_core.text.subject import PERSON_NOUNS_EN, PERSON_NOUNS_ZH, subject_before
@@ -52,11 +53,11 @@ _SLOTS: tuple[_Slot, ...] = (
         # A number said further on in the sentence ("电话号码最后两位是23，完整的是[PHONE#..]",
         # "new number: [PHONE#..]"): the placeholder is the value.
         r"(?:手机|电话|号码|\bphone\b|\bnumber\b|\bmobile\b|\bcell\b)[^。.!?！？\n]{0,16}?"
-        r"(?P<v4>\[PHONE(?:#[0-9a-f]{6})?\])", _I)),
+        r"(?P<v4>" + placeholder_pattern("phone") + ")", _I)),
     _Slot("email", re.compile(
         r"(?:邮箱|电子邮件)(?:地址)?\s*(?:是|为|改成了?|换成了?|改为|:|：)\s*(?P<v1>.+)|"
         r"\be-?mail(?: address)?\s*(?:is now|is|changed to|:)\s*(?P<v2>.+)|"
-        r"(?:邮箱|\be-?mail\b)[^。.!?！？\n]{0,16}?(?P<v3>\[EMAIL(?:#[0-9a-f]{6})?\])", _I)),
+        r"(?:邮箱|\be-?mail\b)[^。.!?！？\n]{0,16}?(?P<v3>" + placeholder_pattern("email") + ")", _I)),
     _Slot("employer", re.compile(
         r"(?:在(?P<v1>[^，。,.!?！？\s]{1,12}?)(?:工作|上班)|(?:就职于|入职了?|跳槽到了?|加入了)(?P<v2>[^，。,.!?！？\s]{1,12})|"
         r"\bwork(?:s|ing)? (?:at|for) (?P<v3>[^,.;!?]+)|\bjoined (?P<v4>[^,.;!?]+)|\bemployer is (?P<v5>[^,.;!?]+)|"
