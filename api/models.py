@@ -60,8 +60,12 @@ class UpdateRequest(_Request):
     content: str | None = None
     importance: int | None = None
     memory_type: MemoryType | None = None
-    expires_at: datetime | None = Field(default=None, description="Send null to make it never expire; "
-                                                                  "leave out to keep or recompute it.")
+    expires_at: datetime | None = Field(default=None, description="The memory's date: send null for none, "
+                                                                  "leave out to keep or recompute it. On it, "
+                                                                  "importance below FADE_FROM_IMPORTANCE (3) "
+                                                                  "expires, the rest fades (returned only when "
+                                                                  "relevant); POST .../expire takes any memory "
+                                                                  "out at once.")
     note: str = ""
 
 

@@ -155,6 +155,16 @@ class Settings(BaseSettings):
 
     # Expiry by importance: days to live for importance 1..5 (0 = never expires)
     ttl_days_by_importance: Annotated[tuple[int, int, int, int, int], NoDecode] = (30, 180, 365, 0, 0)
+    # Memories of at least this importance *fade* when their date passes instead of expiring:
+    # they stay searchable, but come back only when relevant (``faded_min_relevance``), as a
+    # year-old trip comes back when the user brings it up and not for an unrelated request.
+    # Lower importance still expires (and is archived). 0 = nothing fades, every dated memory expires.
+    fade_from_importance: int = Field(default=3, ge=0, le=5)
+    # The calibrated relevance (memory_core.relevance) a faded memory needs to be returned,
+    # whatever lower threshold the caller asks for (a ranking with threshold 0 returns every
+    # memory it ranks): by default the chat's own 0.5, "relevant", so in the chat a faded memory
+    # is found as before its date, and only the unthresholded ranking leaves it out.
+    faded_min_relevance: float = Field(default=0.5, ge=0.0, le=1.0)
 
     # --- Maintenance (forgetting, merging, archiving) ---
     # Dynamic importance (design): score = w_rec*recency + w_rel*relevance + w_freq*frequency, each on 1..5.

@@ -25,7 +25,7 @@ from functools import lru_cache
 from typing import Any, Generator, Iterable, Mapping, Sequence
 
 from memory_core.config import Settings
-from memory_core.lifecycle import epoch, expires_at_for
+from memory_core.lifecycle import epoch, expires_at_for, in_retrieval
 from memory_core.llm.base import LLMProvider, MemoryBrief
 from memory_core.records import MemoryRecord
 from memory_core.text.facts import says_change, says_correction, signature
@@ -90,12 +90,14 @@ def entity_index(rows: Iterable[tuple[str, Sequence[str]]], wanted: frozenset[st
     return EntityIndex(postings)
 
 
-def dense_filter(records: Sequence[MemoryRecord]) -> VectorFilter:
+def dense_filter(records: Sequence[MemoryRecord], fade_from: int = 0) -> VectorFilter:
     """The search for one user's new memories, as of the writes, not of today: a back-dated
     import must see what was alive when each memory was written (``candidates`` drops what had
     expired by then), so what is superseded does not depend on how long ago the import ran or
-    on forgetting."""
-    return VectorFilter(user_id=records[0].user_id, now=epoch(min(r.created_at for r in records)))
+    on forgetting. Faded memories (importance >= ``fade_from``) are searched too: a change of
+    mind replaces a year-old opinion as it does a fresh one."""
+    return VectorFilter(user_id=records[0].user_id, now=epoch(min(r.created_at for r in records)),
+                        fade_from=fade_from)
 
 
 def ranked_ids(settings: Settings, new: MemoryRecord, hits: Sequence[VectorHit], by_entity: EntityIndex) -> list[str]:
@@ -117,23 +119,19 @@ def ranked_ids(settings: Settings, new: MemoryRecord, hits: Sequence[VectorHit],
     return sorted(scores, key=lambda mid: (-scores[mid], mid))[: settings.conflict_max_candidates + 2]
 
 
-def alive_at(record: MemoryRecord, at: datetime) -> bool:
-    """Not yet expired when ``at`` was written (the check runs as of the write)."""
-    return record.expires_at is None or record.expires_at > at
-
-
 def candidates(new: MemoryRecord, ranked: Sequence[str], known: Mapping[str, MemoryRecord],
-               limit: int) -> list[MemoryRecord]:
+               limit: int, fade_from: int = 0) -> list[MemoryRecord]:
     """The rows of ``ranked`` that ``new`` may replace or be replaced by: the same user's,
-    active and alive when it was written, the best ``limit``."""
+    active and in retrieval (not expired; faded counts) when it was written (the check runs as
+    of the write), the best ``limit``."""
     return [known[mid] for mid in ranked if mid in known
             and known[mid].user_id == new.user_id and known[mid].status is MemoryStatus.ACTIVE
-            and alive_at(known[mid], new.created_at)][:limit]
+            and in_retrieval(known[mid], new.created_at, fade_from)][:limit]
 
 
 def decide(llm: LLMProvider, news: Sequence[MemoryRecord], ranked: Mapping[str, list[str]],
            known: Mapping[str, MemoryRecord],
-           limit: int) -> Generator[tuple[MemoryRecord, MemoryRecord], bool | None, None]:
+           limit: int, fade_from: int = 0) -> Generator[tuple[MemoryRecord, MemoryRecord], bool | None, None]:
     """Put each new memory and its candidates to the LLM, newer first; yield ``(older, newer)``
     for each pair it says is replaced. The caller supersedes and sends back whether it did (a
     memory changed meanwhile is not superseded): a superseded memory is put to no other pair,
@@ -144,7 +142,7 @@ def decide(llm: LLMProvider, news: Sequence[MemoryRecord], ranked: Mapping[str, 
     for new in news:
         if new.memory_id in gone:
             continue
-        for other in candidates(new, ranked[new.memory_id], known, limit):
+        for other in candidates(new, ranked[new.memory_id], known, limit, fade_from):
             if other.memory_id in gone:
                 continue
             newer, older = (new, other) if new.created_at >= other.created_at else (other, new)

@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any, Sequence
 
 from memory_core.errors import ValidationError
+from memory_core.lifecycle import faded, fades
 from memory_core.parts import EngineParts
 from memory_core.records import MemoryRecord
 from memory_core.validation import check_datetime, check_limit, check_memory_id, check_session_id, check_user_id
@@ -45,6 +46,16 @@ class EngineReads:
         if owner is None:
             return records
         return {mid: record for mid, record in records.items() if record.user_id == owner}
+
+    def fades(self, record: MemoryRecord) -> bool:
+        """Whether ``record``'s date is when it fades (stays searchable, when relevant only)
+        rather than expires: its importance is at least ``Settings.fade_from_importance``. Pages
+        say "fades on" or "expires on" by it."""
+        return fades(record.importance, self.parts.settings.fade_from_importance)
+
+    def faded(self, record: MemoryRecord, at: datetime | None = None) -> bool:
+        """Whether ``record`` is faded at ``at`` (default now): active, past its date, and it fades."""
+        return faded(record, at or self.parts.clock.now(), self.parts.settings.fade_from_importance)
 
     # ---- chat sessions ------------------------------------------------------------------------
     def sessions(self, user_id: str, limit: int = 50) -> list[dict[str, Any]]:

@@ -5,6 +5,8 @@ import hashlib
 from datetime import datetime, timedelta
 from typing import Sequence
 
+from memory_core.records import MemoryRecord
+
 
 def content_hash(model_name: str, text: str) -> str:
     """Hash of a memory's text as stored, and of the model: reconcile re-embeds when either
@@ -14,9 +16,27 @@ def content_hash(model_name: str, text: str) -> str:
 
 
 def expires_at_for(importance: int, at: datetime, ttl_days_by_importance: Sequence[int]) -> datetime | None:
-    """Design: importance 1 lives 30 days, 2 lives 180, 3 a year, 4-5 never (configurable)."""
+    """Design: importance 1 lives 30 days, 2 lives 180, 3 a year, 4-5 never (configurable). What
+    happens on that date depends on the importance (``fades``): below ``fade_from_importance`` the
+    memory expires, from it on it fades."""
     days = ttl_days_by_importance[max(1, min(5, importance)) - 1]
     return at + timedelta(days=days) if days > 0 else None
+
+
+def fades(importance: int, fade_from: int) -> bool:
+    """Whether a memory of ``importance`` fades when its date passes (``Settings.fade_from_importance``:
+    it stays searchable, when relevant only) rather than expiring."""
+    return 0 < fade_from <= importance
+
+
+def faded(record: MemoryRecord, at: datetime, fade_from: int) -> bool:
+    """Past its date at ``at`` and of an importance that fades: searchable, when relevant only."""
+    return record.expires_at is not None and record.expires_at <= at and fades(record.importance, fade_from)
+
+
+def in_retrieval(record: MemoryRecord, at: datetime, fade_from: int) -> bool:
+    """Whether the date of ``record`` still lets retrieval see it at ``at`` (not yet due, or it fades)."""
+    return record.expires_at is None or record.expires_at > at or fades(record.importance, fade_from)
 
 
 def epoch(value: datetime | None) -> int:

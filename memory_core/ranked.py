@@ -44,13 +44,16 @@ class RankedResults(Generic[C]):
         index = self._index.get(memory_id)
         return None if index is None else self.result(index)
 
-    def top(self, threshold: float, k: int) -> list[SearchResult]:
-        """The first ``k`` results, in rank order, whose absolute relevance reaches ``threshold``."""
+    def top(self, threshold: float, k: int,
+            floor: Callable[[MemoryRecord], float] | None = None) -> list[SearchResult]:
+        """The first ``k`` results, in rank order, whose absolute relevance reaches ``threshold``,
+        or ``floor(row)`` where given (a faded memory must be relevant)."""
         out: list[SearchResult] = []
         for index in range(len(self._items)):
             if len(out) >= k:
                 break
             result = self.result(index)
-            if (result.parts.absolute or 0.0) >= threshold:
+            needed = threshold if floor is None else floor(self._items[index][2])
+            if (result.parts.absolute or 0.0) >= needed:
                 out.append(result)
         return out

@@ -17,6 +17,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Iterable, Sequence
 
+from memory_core.lifecycle import in_retrieval
 from memory_core.recall import Candidate
 from memory_core.ranked import RankedResults
 from memory_core.recipes import Recipe
@@ -30,11 +31,12 @@ from memory_core.types import MemoryStatus, ScoreParts, SearchResult, TimeRange
 
 
 def admissible(record: MemoryRecord, user_id: str, now: datetime, filters: SearchFilters,
-               time_range: TimeRange | None) -> bool:
-    """Defence in depth: SQL, the system of record, has the last word on what may be shown."""
+               time_range: TimeRange | None, fade_from: int = 0) -> bool:
+    """Defence in depth: SQL, the system of record, has the last word on what may be shown.
+    Past its date a memory is out, unless it fades (importance >= ``fade_from`` > 0)."""
     if record.user_id != user_id or record.status is not MemoryStatus.ACTIVE:
         return False
-    if record.expires_at is not None and record.expires_at <= now:
+    if not in_retrieval(record, now, fade_from):
         return False
     if record.created_at > now + timedelta(seconds=1):
         return False

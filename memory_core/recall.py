@@ -67,9 +67,11 @@ def merge_time(parsed: TimeRange | None, explicit: TimeRange | None) -> TimeRang
                      label=" & ".join(x for x in (parsed.label, explicit.label) if x))
 
 
-def vector_filter(user_id: str, now: datetime, filters: SearchFilters, time_range: TimeRange | None) -> VectorFilter:
+def vector_filter(user_id: str, now: datetime, filters: SearchFilters, time_range: TimeRange | None,
+                  fade_from: int = 0) -> VectorFilter:
     """The vector store's filter for one search: the owner, nothing "from the future" of the
-    asking time, the explicit filters, and ``time_range`` on the write time."""
+    asking time, nothing past its date unless it fades (importance >= ``fade_from`` > 0), the
+    explicit filters, and ``time_range`` on the write time."""
     created_to = int(now.timestamp()) + 1  # nothing "from the future" of the asking time
     created_from = None
     if time_range is not None:
@@ -78,7 +80,7 @@ def vector_filter(user_id: str, now: datetime, filters: SearchFilters, time_rang
         if time_range.start is not None:
             created_from = int(time_range.start.timestamp())
     return VectorFilter(
-        user_id=user_id, now=int(now.timestamp()),
+        user_id=user_id, now=int(now.timestamp()), fade_from=fade_from,
         memory_types=tuple(t.value for t in filters.memory_types),
         min_importance=filters.min_importance, created_from=created_from, created_to=created_to,
     )

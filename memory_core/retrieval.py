@@ -32,6 +32,7 @@ from memory_core.clock import Clock, as_utc
 from memory_core.config import Settings
 from memory_core.context_block import build_context_block
 from memory_core.embedding.base import Embedder
+from memory_core.lifecycle import faded
 from memory_core.llm.base import LLMProvider
 from memory_core.ranked import RankedResults
 from memory_core.ranking import (
@@ -163,6 +164,7 @@ class RetrievalPipeline:
                     return response
 
         timings: dict[str, float] = {stage: 0.0 for stage in STAGES}
+        fade = self.settings.fade_from_importance
         t = time.perf_counter()
         rewritten = self.llm.rewrite_query(query, now) or query
         parsed_range = parse_time_range(query, now)
@@ -171,11 +173,12 @@ class RetrievalPipeline:
         speakers = frozenset(self.repo.speakers_present(user_id, names)) if names else frozenset()
         window = None
         if parsed_range is not None:
-            window = vector_filter(user_id, now, filters, time_range)
+            window = vector_filter(user_id, now, filters, time_range, fade)
             told = told_range(recipe, filters, time_range)
             if told is not None:
                 window = with_told(window, self.repo.ids_with_event_in(
-                    user_id, told.start, told.end, now, limit=recipe.resolved_tuning.event_window_ids))
+                    user_id, told.start, told.end, now, limit=recipe.resolved_tuning.event_window_ids,
+                    fade_from=fade))
         timings["rewrite"] = (time.perf_counter() - t) * 1000
 
         notices: list[str] = []
@@ -186,7 +189,7 @@ class RetrievalPipeline:
         # Only an explicit filter is hard. A time the query *names* is a preference: people ask
         # "where did I move from 4 years ago?" about a memory written last month, so the named
         # window boosts what falls inside it (an extra fused leg) instead of hiding the rest.
-        flt = vector_filter(user_id, now, filters, filters.time_range)
+        flt = vector_filter(user_id, now, filters, filters.time_range, fade)
         try:
             candidates = self._recall(user_id, rewritten, context_text, flt, now, recipe, timings, window, speakers)
         except Exception as exc:
@@ -195,14 +198,14 @@ class RetrievalPipeline:
             notices.append(DEGRADED)
             t = time.perf_counter()
             terms = keyword_tokens(rewritten)
-            candidates = term_count_candidates(self.repo.keyword_candidates(user_id, terms, now), terms,
+            candidates = term_count_candidates(self.repo.keyword_candidates(user_id, terms, now, fade_from=fade), terms,
                                                recipe.resolved_tuning.recall_k)
             timings["search"] = (time.perf_counter() - t) * 1000
 
         t = time.perf_counter()
         records = self.repo.get_many([c.memory_id for c in candidates])
         records = {mid: r for mid, r in records.items()
-                   if admissible(r, user_id, now, filters, filters.time_range)}
+                   if admissible(r, user_id, now, filters, filters.time_range, fade)}
         candidates = [c for c in candidates if c.memory_id in records]
         if recipe.neighbours and not degraded and candidates and recipe.resolved_tuning.neighbour_seeds > 0:
             seeds = neighbour_seeds(candidates, recipe)
@@ -224,7 +227,9 @@ class RetrievalPipeline:
             self._fill_cosines(user_id, rewritten, speakers, candidates, now, filters)
         terms, lang, slots = query_terms(rewritten), language(query), slot_terms(query)
         scored = score(candidates, records, now, recipe, self.relevance, terms, lang, slots)
-        results = scored.top(threshold, top_k)
+        # A faded memory comes back only when relevant, whatever lower threshold was asked for.
+        faded_floor = max(threshold, self.settings.faded_min_relevance)
+        results = scored.top(threshold, top_k, lambda row: faded_floor if faded(row, now, fade) else threshold)
         bearing = self._constraints(user_id, query, now, scored, terms, lang, recipe) if recipe.core else []
         context_block = build_context_block(results, self.embedder.count_tokens, self.settings.context_max_tokens)
         constraint_block = build_context_block(bearing, self.embedder.count_tokens, self.settings.context_max_tokens)
@@ -300,7 +305,8 @@ class RetrievalPipeline:
         if not terms:
             return []
         rows = self.repo.keyword_candidates(flt.user_id, [sql_keyword.like_term(t) for t in terms],
-                                            sql_keyword.as_of(flt), limit=sql_keyword.CANDIDATES)
+                                            sql_keyword.as_of(flt), limit=sql_keyword.CANDIDATES,
+                                            fade_from=flt.fade_from)
         return sql_keyword.rank_candidates(rows, terms, flt, limit)
 
     def _fill_cosines(self, user_id: str, query: str, speakers: frozenset[str], candidates: list[Candidate],
@@ -315,7 +321,8 @@ class RetrievalPipeline:
             vector = self.query_vectors.get(text)
             if vector is None:
                 vector = self.embedder.embed_queries([text])[0]
-            flt = only_ids(vector_filter(user_id, now, filters, filters.time_range), missing, now)
+            flt = only_ids(vector_filter(user_id, now, filters, filters.time_range,
+                                         self.settings.fade_from_importance), missing, now)
             set_cosines(candidates, self.vectors.search_dense(vector, flt, len(missing)))
         except Exception as exc:  # relevance then rests on the words alone
             log.warning("cosines for keyword-only candidates unavailable: %s", exc)
@@ -352,7 +359,8 @@ class RetrievalPipeline:
         for result in held:
             row = rows.get(result.memory_id)
             if (row is None or result.user_id != user_id or row.content != result.content
-                    or not admissible(row, user_id, now, filters, filters.time_range)):
+                    or not admissible(row, user_id, now, filters, filters.time_range,
+                                      self.settings.fade_from_importance)):
                 log.info("cached result no longer matches the database; searching afresh")
                 return False
         return True

@@ -313,7 +313,8 @@ class NewerWins:
         known = self.repo.get_many(sorted({mid for ids in ranked.values() for mid in ids}))
         pairs: list[tuple[str, str]] = []
         superseded: list[MemoryRecord] = []
-        decisions = rules.decide(self.llm, news, ranked, known, self.settings.conflict_max_candidates)
+        decisions = rules.decide(self.llm, news, ranked, known, self.settings.conflict_max_candidates,
+                                 self.settings.fade_from_importance)
         try:
             done: bool | None = None
             while True:
@@ -344,8 +345,10 @@ class NewerWins:
         out: dict[str, list[VectorHit]] = {}
         for records in by_user(news).values():
             try:
-                found = self.vectors.search_dense_many([vectors[r.memory_id] for r in records], rules.dense_filter(records),
-                                                       2 * self.settings.conflict_max_candidates + 1)
+                found = self.vectors.search_dense_many(
+                    [vectors[r.memory_id] for r in records],
+                    rules.dense_filter(records, self.settings.fade_from_importance),
+                    2 * self.settings.conflict_max_candidates + 1)
             except Exception as exc:  # the store being down must not block writing; entities still work
                 log.warning("conflict search skipped the vector store: %s", exc)
                 found = [[] for _ in records]

@@ -89,7 +89,7 @@ with tab_browse:
     else:
         table([{
             "created": fmt(r.created_at), "user": r.user_id, "memory": r.content, "type": r.memory_type.value,
-            "importance": r.importance, "status": r.status.value, "expires": fmt(r.expires_at) or "never",
+            "importance": r.importance, "status": r.status.value, "expires": admin.expiry_label(engine, r),
             "used": r.access_count, "id": r.memory_id} for r in page.items],
             hide_index=True, width="stretch")
         p1, p2, p3 = st.columns([1, 2, 1])
@@ -121,8 +121,12 @@ with tab_browse:
             memory_type = e2.selectbox("Type", TYPES, index=TYPES.index(record.memory_type.value),
                                        key=f"admin_type_{record.memory_id}")
             default_day = (record.expires_at or datetime.now(timezone.utc) + timedelta(days=180)).date()
-            expiry_day = e3.date_input("Expires on", value=default_day, key=f"admin_exp_{record.memory_id}",
-                                       disabled=never)
+            fades = engine.fades(record)
+            expiry_day = e3.date_input(
+                "Fades on" if fades else "Expires on", value=default_day, key=f"admin_exp_{record.memory_id}",
+                disabled=never, help=("At this importance a memory fades on its date: it stays searchable and "
+                                      "comes back when relevant only. To take it out of retrieval now, "
+                                      "use Expire." if fades else "On this day it leaves retrieval."))
             saved = st.form_submit_button("Save changes", type="primary")
         if saved:
             # The expiry is sent only when the checkbox or the day was changed: re-sending the

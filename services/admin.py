@@ -114,6 +114,19 @@ def told_time_label(record: "MemoryRecord") -> str:
     return first.isoformat() if first == last else f"{first.isoformat()} to {last.isoformat()}"
 
 
+def expiry_label(engine: "MemoryEngine", record: "MemoryRecord") -> str:
+    """What a memory's date means, for staff: "never", "expires 2027-03-01", "fades 2027-03-01"
+    (importance that fades: it then stays searchable, when relevant only), or, for an active
+    memory past its date, "expired 2026-...", "faded 2026-..."."""
+    if record.expires_at is None:
+        return "never"
+    day = record.expires_at.date().isoformat()
+    past = record.expires_at <= engine.clock.now()
+    if engine.fades(record):
+        return f"faded {day}" if past else f"fades {day}"
+    return f"expired {day}" if past else f"expires {day}"
+
+
 @staff_only
 def edit_memory(principal: Principal, engine: "MemoryEngine", memory_id: str, *, content: str | None = None,
                 importance: int | None = None, memory_type: str | None = None,

@@ -151,9 +151,9 @@ class ChatService:
             messages = self.engine.session_messages(principal.user_id, session_id, limit=500)
             ids = list(dict.fromkeys(mid for m in messages for mid in panel_ids(m.get("meta"))))
             records = self.engine.get_many(ids, user_id=principal.user_id) if ids else {}
-        now = self.engine.clock.now()
-        return [{**m, "info": info_from_meta(m.get("meta"), records, now) if m["role"] == "assistant" else None}
-                for m in messages]
+        now, fade_from = self.engine.clock.now(), self.engine.settings.fade_from_importance
+        return [{**m, "info": info_from_meta(m.get("meta"), records, now, fade_from) if m["role"] == "assistant"
+                 else None} for m in messages]
 
     def has_memories(self, principal: Principal) -> bool:
         """True when the user has at least one active memory (the page offers demo data otherwise)."""

@@ -26,6 +26,7 @@ PANEL_VERSION = 1
 # A memory's state now, as the reopened panel says it ("" = as it was when the reply used it).
 EDITED = "edited since (current text shown)"
 EXPIRED = "expired since"
+FADED = "faded since (found again when relevant)"
 REPLACED = "replaced since by a newer memory"
 ARCHIVED = "archived since"
 DELETED = "deleted since"
@@ -132,16 +133,20 @@ def _panel(meta: Mapping[str, Any] | None) -> dict[str, Any] | None:
     return panel if isinstance(panel, dict) and panel.get("v") == PANEL_VERSION else None
 
 
-def state_now(entry: Mapping[str, Any], record: "MemoryRecord | None", now: datetime) -> str:
+def state_now(entry: Mapping[str, Any], record: "MemoryRecord | None", now: datetime,
+              fade_from: int = 0) -> str:
     """How a memory the reply used stands now, in words ("" = unchanged). ``record`` is None when
     it is gone (deleted, erased) or is not the user's: both read as deleted, so nothing about
-    another user's memory shows."""
+    another user's memory shows. Past its date, a memory of importance >= ``fade_from`` (> 0)
+    has faded, not expired."""
     if record is None:
         return DELETED
     status = getattr(record.status, "value", record.status)
     if status == "deleted":
         return DELETED
-    if status == "expired" or (status == "active" and record.expires_at is not None and record.expires_at <= now):
+    if status == "active" and record.expires_at is not None and record.expires_at <= now:
+        return FADED if 0 < fade_from <= record.importance else EXPIRED
+    if status == "expired":
         return EXPIRED
     if status == "superseded":
         return REPLACED
@@ -152,8 +157,9 @@ def state_now(entry: Mapping[str, Any], record: "MemoryRecord | None", now: date
     return ""
 
 
-def _reopened_memory(entry: Mapping[str, Any], record: "MemoryRecord | None", now: datetime) -> UsedMemory:
-    state = state_now(entry, record, now)
+def _reopened_memory(entry: Mapping[str, Any], record: "MemoryRecord | None", now: datetime,
+                     fade_from: int) -> UsedMemory:
+    state = state_now(entry, record, now, fade_from)
     shown = record is not None and state != DELETED
 
     def number(key: str) -> float:
@@ -167,17 +173,17 @@ def _reopened_memory(entry: Mapping[str, Any], record: "MemoryRecord | None", no
 
 
 def info_from_meta(meta: Mapping[str, Any] | None, records: Mapping[str, "MemoryRecord"],
-                   now: datetime) -> TurnInfo | None:
+                   now: datetime, fade_from: int = 0) -> TurnInfo | None:
     """The panel of a reopened reply, or None when its message kept none (older messages, a
     forget reply). ``records`` must be the user's own memories (``get_many(ids, user_id=...)``):
-    a memory missing from it shows as deleted, without text."""
+    a memory missing from it shows as deleted, without text. ``fade_from``: see ``state_now``."""
     panel = _panel(meta)
     if panel is None:
         return None
 
     def memories(key: str) -> list[UsedMemory]:
         entries = [e for e in panel.get(key) or [] if isinstance(e, dict) and isinstance(e.get("id"), str)]
-        return [_reopened_memory(e, records.get(e["id"]), now) for e in entries]
+        return [_reopened_memory(e, records.get(e["id"]), now, fade_from) for e in entries]
 
     notices = panel.get("notices") or []
     return TurnInfo(used=memories("used"), context_block="", retrieval_ms=float(panel.get("retrieval_ms") or 0.0),

@@ -125,6 +125,13 @@ def test_told_time_ids_are_ored_with_the_created_clauses_only() -> None:
         build_filter(VectorFilter(user_id="u1", created_to=5, or_memory_ids="m1"))  # type: ignore[arg-type]
 
 
+def test_fade_from_keeps_that_importance_past_its_date() -> None:
+    expr = build_filter(VectorFilter(user_id="u", now=5, fade_from=3))
+    assert expr == 'user_id == "u" and (expires_at == 0 or expires_at > 5 or importance >= 3)'
+    with pytest.raises(ValidationError):
+        build_filter(VectorFilter(user_id="u", now=5, fade_from="3 or 1==1"))  # type: ignore[arg-type]
+
+
 def test_numpy_ints_are_accepted_as_ints() -> None:
     expr = build_filter(VectorFilter(user_id="u", now=np.int64(5), min_importance=np.int32(4)))
     assert expr == 'user_id == "u" and (expires_at == 0 or expires_at > 5) and importance >= 4'

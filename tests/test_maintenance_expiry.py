@@ -201,7 +201,8 @@ def test_the_runs_actor_is_written_into_every_history_entry(make_engine) -> None
         used = engine.add("u-actor", used_text, actor="test").created[0]
         unused = engine.add("u-actor", unused_text, actor="test").created[0]
         engine.update(used, actor="test", expires_at=now + timedelta(days=2))  # due within the look-ahead
-        engine.update(unused, actor="test", expires_at=now - timedelta(hours=1))  # past due
+        # past due, and of an importance that expires (3 and up fade instead)
+        engine.update(unused, actor="test", importance=2, expires_at=now - timedelta(hours=1))
         with engine.repo.session() as session:  # retrieved often, last time yesterday: earns an extension
             session.execute(update(MemoryRow).where(MemoryRow.memory_id == used)
                             .values(access_count=25, last_accessed_at=now - timedelta(days=1)))

@@ -214,7 +214,7 @@ def test_provenance_shows_source_messages(engine) -> None:  # type: ignore[no-un
 
 def test_expiry_and_reconcile_runs_are_logged(engine) -> None:  # type: ignore[no-untyped-def]
     short = engine.add("frank", "Frank's parcel arrives on Tuesday", actor="test").created[0]
-    engine.update(short, actor="test", expires_at=T0 + timedelta(days=1))
+    engine.update(short, actor="test", importance=2, expires_at=T0 + timedelta(days=1))  # 3+ would fade
     engine.clock.set(T0 + timedelta(days=2))
     outcome = admin.run_expiry(STAFF, engine)
     assert outcome.outcome == "ok" and outcome.counts.get("expired", 0) >= 1

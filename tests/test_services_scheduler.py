@@ -57,7 +57,7 @@ def test_a_failing_job_is_logged_as_error_and_releases_its_lease(engine) -> None
 
 def test_job_functions_do_real_work(engine) -> None:  # type: ignore[no-untyped-def]
     memory_id = engine.add("u1", "The plumber comes on Friday", actor="test").created[0]
-    engine.update(memory_id, actor="test", expires_at=T0 + timedelta(hours=1))
+    engine.update(memory_id, actor="test", importance=2, expires_at=T0 + timedelta(hours=1))  # 3+ would fade
     engine.clock.set(T0 + timedelta(days=1))
     assert scheduler.expire_due(engine)["expired"] == 1
     assert engine.get(memory_id).status.value == "expired"
@@ -73,7 +73,7 @@ def test_staff_run_expiry_names_the_staff_member_in_history(engine) -> None:  # 
     """A run started from the admin page is written to each memory's history as the staff
     member, not as the background scheduler."""
     memory_id = engine.add("u1", "The plumber comes on Friday", actor="test").created[0]
-    engine.update(memory_id, actor="test", expires_at=T0 + timedelta(hours=1))
+    engine.update(memory_id, actor="test", importance=2, expires_at=T0 + timedelta(hours=1))  # 3+ would fade
     engine.clock.set(T0 + timedelta(days=1))
     outcome = admin.run_expiry(STAFF, engine)
     assert outcome.outcome == "ok" and outcome.counts["expired"] == 1
@@ -83,7 +83,7 @@ def test_staff_run_expiry_names_the_staff_member_in_history(engine) -> None:  # 
 
 def test_the_run_log_records_who_started_the_run(engine) -> None:  # type: ignore[no-untyped-def]
     memory_id = engine.add("u1", "The plumber comes on Friday", actor="test").created[0]
-    engine.update(memory_id, actor="test", expires_at=T0 + timedelta(hours=1))
+    engine.update(memory_id, actor="test", importance=2, expires_at=T0 + timedelta(hours=1))  # 3+ would fade
     engine.clock.set(T0 + timedelta(days=1))
     by_staff = scheduler.run_job(engine, scheduler.JOB_EXPIRY,
                                  lambda: scheduler.expire_due(engine, actor=STAFF.actor), actor=STAFF.actor)

@@ -133,3 +133,7 @@ def test_sql_leg_applies_every_filter_clause(both_users) -> None:  # type: ignor
     mid, at = expiring[0]  # expiry: kept until its moment, gone from then on (as ``expires_at > now``)
     assert mid in found(replace(base, now=epoch(at) - 1))
     assert mid not in found(replace(base, now=epoch(at)))
+    # fade_from: past its moment it stays when its importance fades, and only then
+    importance = records[mid].importance
+    assert mid in found(replace(base, now=epoch(at), fade_from=importance))
+    assert mid not in found(replace(base, now=epoch(at), fade_from=importance + 1))

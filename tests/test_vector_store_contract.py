@@ -138,6 +138,24 @@ def test_expiry_filter(store: VectorStore) -> None:
     store.delete_user(user)
 
 
+def test_fade_from_keeps_rows_of_that_importance_past_their_date(store: VectorStore) -> None:
+    """``fade_from``: a row of at least that importance stays searchable past ``expires_at``
+    (it faded), one below it does not; in the dense and the keyword search alike."""
+    user, p = f"user-{uid()}", uid()
+    now = 1_750_000_000
+    v = unit()
+    store.upsert([
+        rec(f"{p}-faded", user, v, importance=3, expires_at=now - 1),
+        rec(f"{p}-expired", user, v, importance=2, expires_at=now - 1),
+        rec(f"{p}-kept", user, v, importance=2, expires_at=now + 1),
+    ])
+    fading = VectorFilter(user_id=user, now=now, fade_from=3)
+    assert {h.memory_id for h in store.search_dense(v, fading, 10)} == {f"{p}-faded", f"{p}-kept"}
+    assert {h.memory_id for h in store.search_keyword("note", fading, 10)} == {f"{p}-faded", f"{p}-kept"}
+    assert {h.memory_id for h in store.search_dense(v, VectorFilter(user_id=user, now=now), 10)} == {f"{p}-kept"}
+    store.delete_user(user)
+
+
 def test_type_importance_time_and_id_filters(store: VectorStore) -> None:
     user, p = f"user-{uid()}", uid()
     v = unit()

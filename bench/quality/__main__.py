@@ -44,7 +44,8 @@ def run(conversations: int | None, questions: int | None, dialogues: int | None,
         meta["llm"][key], meta["llm_failures"][key] = run_.llm, run_.llm_failures
         meta["expiry"][key] = {"memories": run_.memories, "gold_ids": run_.gold_total,
                                "gold_ids_expired_at_query_time": run_.hidden_gold,
-                               "queries_with_expired_gold": run_.queries_with_hidden_gold}
+                               "queries_with_expired_gold": run_.queries_with_hidden_gold,
+                               "gold_ids_faded_at_query_time": run_.faded_gold}
         full = run_.runs.get("full")
         if full and full.context_tokens:
             meta["context_tokens_top5"][key] = round(sum(full.context_tokens) / len(full.context_tokens), 1)

@@ -13,6 +13,7 @@ from bench.quality.metrics import all_hit_at, mean, ndcg_at, parse_dia_ids, reca
 from memory_core import MemoryEngine, RetrievalOptions, Settings, open_memory
 from memory_core.context_block import build_context_block
 from memory_core.embedding.base import Embedder
+from memory_core.lifecycle import faded, in_retrieval
 from memory_core.recipes import RECIPES, Recipe, recipe_named
 
 # METHOD -> the retrieval recipe it runs (memory_core/recipes.py): "full", the baselines "bm25",
@@ -43,6 +44,7 @@ class CorpusRun:
     hidden_gold: int  # gold ids whose memory is expired at query time
     gold_total: int
     queries_with_hidden_gold: int
+    faded_gold: int = 0  # gold ids whose memory has faded at query time (searchable, on a clear match only)
     llm: str = "offline"  # the provider that analysed the writes and rewrote the queries
     llm_failures: int = 0  # calls the endpoint failed and the offline provider answered instead
 
@@ -88,7 +90,7 @@ def run_corpus(corpus: Corpus, embedder: Embedder, model_cache_dir: Path, method
             memories = len({mid for r in results for mid in r.memory_ids})
             progress(f"  {corpus.name}: wrote {len(corpus.items)} items -> {memories} memories "
                      f"in {write_seconds:.1f}s (forgetting {'on' if forgetting else 'off'})")
-            hidden, total, hidden_q = _expired_gold(engine, corpus, results)
+            hidden, total, hidden_q, faded_n = _expired_gold(engine, corpus, results)
             runs: dict[str, MethodRun] = {}
             for method in methods:
                 runs[method] = _ask(engine, corpus, recipe_named(method), method == "full")
@@ -96,7 +98,7 @@ def run_corpus(corpus: Corpus, embedder: Embedder, model_cache_dir: Path, method
             engine.flush()
         finally:
             engine.close()
-    return CorpusRun(corpus, runs, write_seconds, memories, hidden, total, hidden_q,
+    return CorpusRun(corpus, runs, write_seconds, memories, hidden, total, hidden_q, faded_n,
                      llm=engine.llm.name if llm else "offline", llm_failures=int(getattr(engine.llm, "failures", 0)))
 
 
@@ -117,8 +119,9 @@ def _ask(engine: MemoryEngine, corpus: Corpus, recipe: Recipe, with_context: boo
     return run
 
 
-def _expired_gold(engine: MemoryEngine, corpus: Corpus, results: Sequence) -> tuple[int, int, int]:
-    """How many gold ids sit only in memories already expired at their question's time."""
+def _expired_gold(engine: MemoryEngine, corpus: Corpus, results: Sequence) -> tuple[int, int, int, int]:
+    """How many gold ids sit only in memories already expired at their question's time (of how
+    many, in how many questions), and how many only in faded ones (``Settings.fade_from_importance``)."""
     by_source: dict[tuple[str, str], set[str]] = {}
     for item, result in zip(corpus.items, results):
         for sid in source_ids([item.source] if isinstance(item.source, str) else list(item.source or []),
@@ -126,19 +129,21 @@ def _expired_gold(engine: MemoryEngine, corpus: Corpus, results: Sequence) -> tu
             by_source.setdefault((item.user_id, sid), set()).update(result.memory_ids)
     ids = sorted({m for s in by_source.values() for m in s})
     records = engine.repo.get_many(ids)
-    hidden = total = hidden_q = 0
+    fade_from = engine.settings.fade_from_importance
+    hidden = total = hidden_q = faded_n = 0
     for q in corpus.queries:
         q_hidden = 0
         for gid in q.gold:
             total += 1
             mids = by_source.get((q.user_id, gid), set())
-            alive = [m for m in mids if m in records and records[m].status.value == "active"
-                     and (records[m].expires_at is None or records[m].expires_at > q.at)]
-            if mids and not alive:
+            active = [records[m] for m in mids if m in records and records[m].status.value == "active"]
+            if mids and not [r for r in active if in_retrieval(r, q.at, fade_from)]:
                 q_hidden += 1
+            elif active and all(faded(r, q.at, fade_from) for r in active):
+                faded_n += 1
         hidden += q_hidden
         hidden_q += int(q_hidden > 0)
-    return hidden, total, hidden_q
+    return hidden, total, hidden_q, faded_n
 
 
 def locomo_scores(run: MethodRun, queries: Sequence[Query]) -> dict[str, dict[str, float]]:

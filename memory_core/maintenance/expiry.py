@@ -57,12 +57,15 @@ def extend_used(parts: EngineParts, now: datetime, actor: str = SCHEDULER_ACTOR)
 
 
 def expire_past_due(parts: EngineParts, now: datetime, actor: str = SCHEDULER_ACTOR) -> tuple[int, int]:
-    """Expire every active memory past ``expires_at``. Returns (expired, errors); ``actor`` as above."""
+    """Expire every active memory past ``expires_at`` whose importance does not fade
+    (``Settings.fade_from_importance``). Returns (expired, errors); ``actor`` as above."""
     expired = 0
     failed: set[str] = set()
     batch = parts.settings.maintenance_batch_size
     while True:
-        due = [r for r in parts.repo.due_for_expiry(now, limit=batch + len(failed)) if r.memory_id not in failed]
+        due = [r for r in parts.repo.due_for_expiry(now, limit=batch + len(failed),
+                                                    fade_from=parts.settings.fade_from_importance)
+               if r.memory_id not in failed]
         if not due:
             return expired, len(failed)
         for record in due:

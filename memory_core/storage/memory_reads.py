@@ -18,10 +18,13 @@ from memory_core.storage.schema import MemoryRow
 from memory_core.types import MemoryStatus
 
 
-def _alive(user_id: str, now: datetime) -> tuple:
-    """The user's active memories not expired at ``now``: where every read below starts."""
-    return (MemoryRow.user_id == user_id, MemoryRow.status == MemoryStatus.ACTIVE.value,
-            or_(MemoryRow.expires_at.is_(None), MemoryRow.expires_at > now))
+def _alive(user_id: str, now: datetime, fade_from: int = 0) -> tuple:
+    """The user's active memories not expired at ``now`` (with ``fade_from`` > 0, also those of that
+    importance or more past their date: faded, still searchable): where every read below starts."""
+    dated = [MemoryRow.expires_at.is_(None), MemoryRow.expires_at > now]
+    if fade_from > 0:
+        dated.append(MemoryRow.importance >= fade_from)
+    return (MemoryRow.user_id == user_id, MemoryRow.status == MemoryStatus.ACTIVE.value, or_(*dated))
 
 
 class MemoryReads(MemoryStore):
@@ -56,12 +59,13 @@ class MemoryReads(MemoryStore):
             return [to_record(row) for row in rows]
 
     def ids_with_event_in(self, user_id: str, start: datetime | None, end: datetime | None, now: datetime,
-                          limit: int = 512) -> list[str]:
-        """The user's active, unexpired memories whose told time (``event_start`` / ``event_end``)
-        meets ``[start, end)``, written no later than ``now``; newest first, at most ``limit``.
-        Retrieval's time-window legs admit them beside what was written inside the window."""
+                          limit: int = 512, fade_from: int = 0) -> list[str]:
+        """The user's active, unexpired (or, with ``fade_from``, faded) memories whose told time
+        (``event_start`` / ``event_end``) meets ``[start, end)``, written no later than ``now``;
+        newest first, at most ``limit``. Retrieval's time-window legs admit them beside what was
+        written inside the window."""
         conditions = [
-            *_alive(user_id, now),
+            *_alive(user_id, now, fade_from),
             MemoryRow.event_start.is_not(None),
             MemoryRow.created_at <= now,
         ]
@@ -113,8 +117,10 @@ class MemoryReads(MemoryStore):
             out[int(seed_index)][0 if int(side) == 1 else 1] = rows.get(str(memory_id))
         return [(a, b) for a, b in out]
 
-    def keyword_candidates(self, user_id: str, terms: Sequence[str], now: datetime, limit: int = 200) -> list[MemoryRecord]:
-        """SQL fallback recall when the vector store is down: active memories containing any term."""
+    def keyword_candidates(self, user_id: str, terms: Sequence[str], now: datetime, limit: int = 200,
+                           fade_from: int = 0) -> list[MemoryRecord]:
+        """SQL fallback recall when the vector store is down: active memories containing any term
+        (faded ones too with ``fade_from``)."""
         terms = [t for t in terms if t][:16]
         if not terms:
             return []
@@ -122,7 +128,7 @@ class MemoryReads(MemoryStore):
             rows = s.scalars(
                 select(MemoryRow)
                 .where(
-                    *_alive(user_id, now),
+                    *_alive(user_id, now, fade_from),
                     or_(*[func.lower(MemoryRow.content).contains(term.lower(), autoescape=True) for term in terms]),
                 )
                 .order_by(MemoryRow.created_at.desc())
@@ -205,12 +211,17 @@ class MemoryReads(MemoryStore):
             )
             return [to_record(row) for row in rows]
 
-    def due_for_expiry(self, now: datetime, limit: int = 1000) -> list[MemoryRecord]:
+    def due_for_expiry(self, now: datetime, limit: int = 1000, fade_from: int = 0) -> list[MemoryRecord]:
+        """Active memories past their date, except (``fade_from`` > 0) those of that importance or
+        more, which fade instead of expiring."""
+        conditions = [MemoryRow.status == MemoryStatus.ACTIVE.value, MemoryRow.expires_at.is_not(None),
+                      MemoryRow.expires_at <= now]
+        if fade_from > 0:
+            conditions.append(MemoryRow.importance < fade_from)
         with self.session() as s:
             rows = s.scalars(
                 select(MemoryRow)
-                .where(MemoryRow.status == MemoryStatus.ACTIVE.value, MemoryRow.expires_at.is_not(None),
-                       MemoryRow.expires_at <= now)
+                .where(*conditions)
                 .limit(limit)
             )
             return [to_record(row) for row in rows]

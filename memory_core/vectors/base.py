@@ -37,7 +37,8 @@ class VectorFilter:
     """Which vectors a search may return. ``user_id`` is mandatory: searches never cross users."""
 
     user_id: str
-    now: int | None = None  # epoch seconds; when set, vectors with 0 < expires_at <= now are excluded
+    now: int | None = None  # epoch seconds; when set, vectors with 0 < expires_at <= now are excluded ...
+    fade_from: int = 0  # ... unless their importance is at least this (> 0): faded memories stay searchable
     memory_types: tuple[str, ...] = ()
     min_importance: int | None = None
     created_from: int | None = None  # epoch seconds, inclusive

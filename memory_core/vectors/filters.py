@@ -96,7 +96,8 @@ def build_filter(flt: VectorFilter) -> str:
     """Turn a structured ``VectorFilter`` into a Milvus boolean expression.
 
     The user clause always comes first and is always present: a search can never cross
-    users. Expiry keeps rows with ``expires_at == 0`` (never) or ``expires_at > now``.
+    users. Expiry keeps rows with ``expires_at == 0`` (never) or ``expires_at > now``, or, with
+    ``fade_from``, ``importance >= fade_from`` (faded memories).
     ``created_from`` is inclusive and ``created_to`` exclusive, matching ``TimeRange``;
     ``or_memory_ids`` are admitted outside those two clauses only (all others still apply).
     """
@@ -105,7 +106,8 @@ def build_filter(flt: VectorFilter) -> str:
     clauses = [user_filter(flt.user_id)]
     if flt.now is not None:
         now = checked_int(flt.now, "now")
-        clauses.append(f"(expires_at == 0 or expires_at > {now})")
+        fading = f" or importance >= {checked_int(flt.fade_from, 'fade_from')}" if flt.fade_from else ""
+        clauses.append(f"(expires_at == 0 or expires_at > {now}{fading})")
     if isinstance(flt.memory_types, str):
         raise ValidationError("memory_types must be a sequence of types, not one string")
     if flt.memory_types:

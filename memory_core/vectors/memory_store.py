@@ -107,7 +107,8 @@ def admits(row: _Row, flt: VectorFilter) -> bool:
     """``filters.build_filter``'s meaning on one row (the filter is already validated)."""
     if row.user_id != flt.user_id:
         return False
-    if flt.now is not None and 0 < row.expires_at <= int(flt.now):
+    if (flt.now is not None and 0 < row.expires_at <= int(flt.now)
+            and not (flt.fade_from and row.importance >= int(flt.fade_from))):
         return False
     if flt.memory_types and row.memory_type not in {str(getattr(t, "value", t)) for t in flt.memory_types}:
         return False

@@ -83,7 +83,10 @@ class UserVectors:
             return [[] for _ in range(len(queries))]
         mask = np.ones(self.rows, dtype=bool)
         if flt.now is not None:
-            mask &= (self.expires_at == 0) | (self.expires_at > int(flt.now))
+            alive = (self.expires_at == 0) | (self.expires_at > int(flt.now))
+            if flt.fade_from:
+                alive |= self.importance >= int(flt.fade_from)
+            mask &= alive
         if flt.memory_types:
             mask &= np.isin(self.memory_type, [str(getattr(t, "value", t)) for t in flt.memory_types])
         if flt.min_importance is not None:

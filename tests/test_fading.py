@@ -1,0 +1,157 @@
+"""Fading: from ``fade_from_importance`` (3) on, a memory's date is when it fades, not when it expires.
+
+A faded memory stays searchable and comes back only when relevant (calibrated relevance at
+least ``faded_min_relevance``, whatever lower threshold the caller asks for); an unrelated request
+does not bring it up, newer-wins still replaces it, and staff can still expire it at once. Below
+that importance the date is an expiry, as before. English and Chinese, SQLite and PostgreSQL,
+real Milvus Lite and the real model.
+"""
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timedelta, timezone
+from typing import Iterator
+
+import pytest
+
+from memory_core import FixedClock, MemoryEngine, MemoryStatus, RetrievalOptions
+from memory_core.maintenance import expire_due
+from services import admin
+from services.turn_info import EXPIRED, FADED, state_now
+from tests.conftest import open_backend_engine
+
+T0 = datetime(2024, 3, 1, 9, tzinfo=timezone.utc)
+LATER = T0 + timedelta(days=400)  # past importance 3's year
+QUIET = RetrievalOptions(use_cache=False, record=False)
+
+TRIPS = {
+    "en": ("Last weekend I hiked the Great Wall at Mutianyu with my grandfather, it was wonderful",
+           "Do you remember when I hiked the Great Wall with my grandfather?"),
+    "zh": ("上周末我和爷爷一起去爬了慕田峪长城，特别开心",
+           "还记得我和爷爷去爬慕田峪长城那次吗？"),
+}
+UNRELATED = {"en": "What should I cook tonight?", "zh": "今晚做什么菜好？"}
+NOODLES = {"en": ("I tried the new noodle bar by the station", "the noodle bar by the station"),
+           "zh": ("我去车站旁边新开的面馆吃了一次", "车站旁边新开的面馆")}
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def engine(request, tmp_path_factory, embedder, model_cache_dir) -> Iterator[MemoryEngine]:  # type: ignore[no-untyped-def]
+    eng = open_backend_engine(request, tmp_path_factory, embedder, model_cache_dir, "fading", T0)
+    yield eng
+    eng.close()
+
+
+def _add(engine: MemoryEngine, user: str, text: str, importance: int) -> str:
+    assert isinstance(engine.clock, FixedClock)
+    engine.clock.set(T0)
+    memory_id = engine.add(user, text, actor="test").created[0]
+    if engine.get(memory_id).importance != importance:
+        engine.update(memory_id, actor="test", importance=importance)  # the date is recomputed from creation
+    return memory_id
+
+
+def _found(engine: MemoryEngine, user: str, query: str, **kwargs: object) -> list[str]:
+    return [r.memory_id for r in engine.search(user, query, at=LATER, options=QUIET, **kwargs).results]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_year_old_trip_fades_and_comes_back_when_brought_up(engine: MemoryEngine, lang: str) -> None:
+    user = f"fade-{lang}-{uuid.uuid4().hex[:6]}"
+    trip_text, asked = TRIPS[lang]
+    trip = _add(engine, user, trip_text, importance=3)
+    noodles = _add(engine, user, NOODLES[lang][0], importance=2)
+    assert engine.get(trip).expires_at == T0 + timedelta(days=365)
+
+    engine.clock.set(LATER)
+    counts = expire_due(engine.parts, LATER)
+    assert counts["errors"] == 0
+    assert engine.get(noodles).status is MemoryStatus.EXPIRED  # importance 2: expired, out of retrieval
+    assert engine.get(trip).status is MemoryStatus.ACTIVE  # importance 3: faded, still searchable
+    assert engine.faded(engine.get(trip), LATER) and not engine.faded(engine.get(noodles), LATER)
+
+    found = engine.search(user, asked, at=LATER, options=QUIET, min_relevance=0.0).results
+    assert found and found[0].memory_id == trip
+    assert (found[0].parts.absolute or 0.0) >= engine.settings.faded_min_relevance
+    # an unrelated request does not bring it up, even when the caller asks for everything
+    assert trip not in _found(engine, user, UNRELATED[lang], min_relevance=0.0)
+    # an expired memory stays out however clearly it is asked for
+    assert noodles not in _found(engine, user, NOODLES[lang][1], min_relevance=0.0)
+
+
+def test_the_faded_floor_holds_whatever_the_caller_asks(engine: MemoryEngine) -> None:
+    """The same unrelated request before and after the date: before, a caller's threshold of 0
+    keeps every ranked memory; after, a faded one needs ``faded_min_relevance``."""
+    user = f"fade-floor-{uuid.uuid4().hex[:6]}"
+    trip = _add(engine, user, TRIPS["en"][0], importance=3)
+    before = [r.memory_id for r in engine.search(user, UNRELATED["en"], at=T0 + timedelta(days=1),
+                                                  options=QUIET, min_relevance=0.0).results]
+    assert trip in before  # young, it is ranked for anything at threshold 0
+    assert trip not in _found(engine, user, UNRELATED["en"], min_relevance=0.0)
+
+
+def test_a_faded_memory_brought_up_again_lives_again(engine: MemoryEngine) -> None:
+    """Use keeps a memory alive (the expiry job's keep-alive): a faded memory the user brings up
+    gets a new date from that use, and is no longer faded."""
+    user = f"fade-revive-{uuid.uuid4().hex[:6]}"
+    trip = _add(engine, user, TRIPS["en"][0], importance=3)
+    engine.clock.set(LATER)
+    used = engine.search(user, TRIPS["en"][1], options=RetrievalOptions(use_cache=False, record=True)).results
+    assert [r.memory_id for r in used][:1] == [trip]
+    assert expire_due(engine.parts, LATER + timedelta(hours=1))["extended"] >= 1
+    revived = engine.get(trip)
+    assert revived.expires_at is not None and revived.expires_at > LATER + timedelta(days=30)
+    assert not engine.faded(revived, LATER + timedelta(hours=1))
+    assert "kept alive" in engine.history(trip)[-1].note
+
+
+def test_staff_expiry_of_a_faded_memory_takes_it_out(engine: MemoryEngine) -> None:
+    user = f"fade-staff-{uuid.uuid4().hex[:6]}"
+    trip = _add(engine, user, TRIPS["zh"][0], importance=3)
+    engine.clock.set(LATER)
+    assert trip in _found(engine, user, TRIPS["zh"][1])
+    engine.expire(trip, actor="staff:carol", note="asked to forget")
+    assert engine.get(trip).status is MemoryStatus.EXPIRED
+    assert trip not in _found(engine, user, TRIPS["zh"][1], min_relevance=0.0)
+    assert trip not in engine.vectors.user_hashes(user)
+
+
+@pytest.mark.parametrize("old_text, new_text", [
+    ("I love sushi, I could eat it every day", "I don't like sushi anymore"),
+    ("我特别喜欢吃寿司", "我现在不喜欢吃寿司了"),
+])
+def test_newer_wins_replaces_a_faded_memory(engine: MemoryEngine, old_text: str, new_text: str) -> None:
+    user = f"fade-nw-{uuid.uuid4().hex[:6]}"
+    old = _add(engine, user, old_text, importance=3)
+    engine.clock.set(LATER)
+    new = engine.add(user, new_text, actor="test").created[0]
+    assert engine.get(old).status is MemoryStatus.SUPERSEDED
+    assert engine.get(old).superseded_by == new
+
+
+def test_with_fading_off_the_date_is_an_expiry(make_engine) -> None:  # type: ignore[no-untyped-def]
+    engine = make_engine(clock=FixedClock(T0), fade_from_importance=0)
+    user = "fade-off"
+    trip = _add(engine, user, TRIPS["en"][0], importance=3)
+    engine.clock.set(LATER)
+    assert trip not in _found(engine, user, TRIPS["en"][1], min_relevance=0.0)
+    assert expire_due(engine.parts, LATER)["expired"] == 1
+    assert engine.get(trip).status is MemoryStatus.EXPIRED
+
+
+def test_labels_say_faded_or_expired(engine: MemoryEngine) -> None:
+    """The admin table and a reopened chat panel say which of the two a past date meant."""
+    user = f"fade-labels-{uuid.uuid4().hex[:6]}"
+    trip = _add(engine, user, TRIPS["en"][0], importance=3)
+    noodles = _add(engine, user, NOODLES["en"][0], importance=2)
+    engine.clock.set(T0)
+    assert admin.expiry_label(engine, engine.get(trip)) == "fades 2025-03-01"
+    assert admin.expiry_label(engine, engine.get(noodles)) == "expires 2024-08-28"
+    engine.clock.set(LATER)
+    assert admin.expiry_label(engine, engine.get(trip)) == "faded 2025-03-01"
+    assert admin.expiry_label(engine, engine.get(noodles)) == "expired 2024-08-28"
+    fade_from = engine.settings.fade_from_importance
+    entry = {"id": trip, "hash": ""}
+    assert state_now(entry, engine.get(trip), LATER, fade_from) == FADED
+    assert state_now(entry, engine.get(noodles), LATER, fade_from) == EXPIRED
+    assert state_now(entry, engine.get(trip), LATER, 0) == EXPIRED
