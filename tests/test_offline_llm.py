@@ -113,7 +113,20 @@ PARALLEL = [
     ("I was extremely worried when my cat went missing", "我的猫走丢了，急死我了", 4),
     ("We went to the beach with my family on the weekend", "周末和家人去海边玩", 4),
     ("Last winter our whole family went to Harbin to see the ice sculptures", "去年冬天我们全家去哈尔滨看冰雕", 4),
+    # Kin beyond the nuclear family count as family in both languages (the lists had "grandmother"
+    # but not "grandparents", 爷爷 but not 祖父母 or 表姐)
+    ("I had dinner with my grandparents on Sunday", "周日和祖父母一起吃了晚饭", 4),
+    ("My parents gave me an old camera", "父母给了我一台旧相机", 4),
+    ("My aunt taught me to knit", "姑妈教我织毛衣", 4),
+    ("My cousin fixed my bike", "我堂弟帮我修好了自行车", 4),
+    ("My grandson drew me a picture", "我外孙给我画了一幅画", 4),
 ]
+
+
+@pytest.mark.parametrize("text", ["楼下的阿姨今天在跳广场舞", "隔壁的叔叔修好了门铃", "The parent company bought a new office"])
+def test_neighbours_called_auntie_and_a_parent_company_are_no_family(text: str) -> None:
+    """阿姨 / 叔叔 are what Chinese calls any older neighbour; only kin count as family."""
+    assert LLM.analyze(text, NOW).importance < 4
 
 
 @pytest.mark.parametrize("english,chinese,importance", PARALLEL, ids=[e for e, _, _ in PARALLEL])

@@ -56,10 +56,12 @@ _CONTACT_RE = re.compile(
 _BIRTHDAY_RE = re.compile(r"生日|出生|\bbirthday\b|\bborn (?:on|in)\b", _I)
 _FAMILY_RE = re.compile(
     r"妈妈|母亲|爸爸|父亲|老婆|妻子|老公|丈夫|女儿|儿子|孩子|哥哥|姐姐|弟弟|妹妹|爷爷|奶奶|外公|外婆|家人|全家|一家人|女朋友|男朋友|"
+    r"父母|爸妈|祖父|祖母|孙子|孙女|外孙|[表堂](?:哥|姐|弟|妹)|姑姑|姑妈|姨妈|舅舅|舅妈|岳父|岳母|公公|婆婆|"
     r"(?:我|老)(?:爸|妈)|我(?:哥|姐|弟|妹|爷|奶|姥|闺女)|"  # kin said colloquially: 我爸是退休的中学老师
     r"单身|结婚|离婚|对象|\bmarried\b|\b(?:I'm|I am|still|am) single\b|\bdivorced?\b|\bwidowed\b|"
     r"\b(?:wife|husband|son|daughter|mother|father|mom|mum|dad|kids?|children|sister|brother|grandma|grandpa|"
-    r"grandmother|grandfather|girlfriend|boyfriend|fianc[ée]e?|partner|family)\b",
+    r"grandmother|grandfather|grandparents?|parents|grand(?:kids|children|son|daughter)s?|cousins?|aunts?|uncles?|"
+    r"nieces?|nephews?|in-laws|girlfriend|boyfriend|fianc[ée]e?|partner|family)\b",
     _I,
 )
 _JOB_RE = re.compile(
