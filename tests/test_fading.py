@@ -155,3 +155,44 @@ def test_labels_say_faded_or_expired(engine: MemoryEngine) -> None:
     assert state_now(entry, engine.get(trip), LATER, fade_from) == FADED
     assert state_now(entry, engine.get(noodles), LATER, fade_from) == EXPIRED
     assert state_now(entry, engine.get(trip), LATER, 0) == EXPIRED
+
+
+@pytest.mark.parametrize("sql", ["sqlite", "postgres"])
+def test_revision_0004_brings_back_what_the_job_expired_by_date(make_engine, sql: str) -> None:
+    """A database whose expiry job expired importance-3 memories by date (the old rule) is brought
+    to what fading would have left: those memories active again, indexed by reconcile, found when
+    brought up, with a history entry; one a person expired, one of importance 2 and one changed
+    after its expiry stay expired."""
+    from sqlalchemy import text
+
+    from memory_core.storage.migrations import migrate
+
+    engine = make_engine(sql=sql, clock=FixedClock(T0), fade_from_importance=0)  # the rule before fading
+    user = "fade-migrated"
+    trip = _add(engine, user, TRIPS["en"][0], importance=3)
+    trip_zh = _add(engine, user, TRIPS["zh"][0], importance=3)
+    noodles = _add(engine, user, NOODLES["en"][0], importance=2)
+    by_person = _add(engine, user, "I love the jazz bar on Fifth Street, I go every Friday", importance=3)
+    engine.expire(by_person, actor="staff:carol", note="asked to forget")
+    engine.clock.set(LATER)
+    assert expire_due(engine.parts, LATER)["expired"] == 3
+    later_edit = engine.restore(trip_zh, actor="staff:carol")  # restored, then expired by a person
+    engine.expire(later_edit.memory_id, actor="staff:carol", note="wrong user")
+
+    sql_engine = engine.repo.engine
+    with sql_engine.begin() as conn:
+        conn.execute(text("UPDATE alembic_version SET version_num = '0003'"))
+    assert migrate(sql_engine) == ["0004"]
+    assert engine.get(trip).status is MemoryStatus.ACTIVE and engine.get(trip).expired_at is None
+    assert not engine.get(trip).vector_written
+    for memory_id in (trip_zh, noodles, by_person):
+        assert engine.get(memory_id).status is MemoryStatus.EXPIRED, engine.get(memory_id).content
+    entry = engine.history(trip)[-1]
+    assert (entry.action, entry.actor) == ("restore", "migration:0004") and "faded instead of expired" in entry.note
+    assert (entry.before or {})["status"] == "expired" and (entry.after or {})["status"] == "active"
+    assert (entry.after or {})["content"] == TRIPS["en"][0]
+    assert migrate(sql_engine) == []  # once
+
+    assert trip not in engine.vectors.user_hashes(user)
+    engine.reconcile(user)
+    assert trip in engine.vectors.user_hashes(user) and engine.get(trip).vector_written
