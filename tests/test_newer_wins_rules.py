@@ -169,6 +169,12 @@ def test_paraphrase_folds_only_what_adds_nothing() -> None:
     ("Lisa's moving to Paris", "name:lisa"), ("Anna's job is at Google", "name:anna"), ("Today's a good day", "self"),
     ("王丽搬到上海了", "name:王丽"), ("昨天小王请假了", "name:小王"), ("老公在腾讯上班", "rel:配偶"),
     ("我搬到上海了", "self"),
+    # what someone teaches, lets, makes or helps the user do is the user's doing
+    ("孙子教会我用微信付钱了", "self"), ("妈妈让我去学钢琴", "self"), ("My grandson taught me to use WeChat Pay", "self"),
+    ("My brother helped me move to Berlin", "self"), ("Nicolas: my wife made me quit smoking", "nicolas/self"),
+    # ... but not what they do for the user, or tell of themselves
+    ("My brother made me a cake", "rel:brother"), ("My sister told me she moved to Berlin", "other"),
+    ("我妹妹让我们去她家", "rel:妹妹"), ("My sister lives in Berlin and she told me to visit", "rel:sister"),
 ])
 def test_who_a_statement_is_about(text: str, subject: str) -> None:
     assert subject_of(text) == subject

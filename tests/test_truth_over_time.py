@@ -213,6 +213,22 @@ def test_a_correction_replaces_one_statement_not_every_one_it_fits(engine) -> No
 
 
 @pytest.mark.parametrize("old,new,query,new_value,old_value", [
+    ("我不用微信支付，只用现金，不放心", "孙子教会我用微信付钱了，现在买菜也用微信支付了", "我用不用微信支付", "也用微信支付", "只用现金"),
+    ("I never drive on the motorway, it scares me.", "My son taught me to drive on the motorway, I do it every week now.",
+     "Do I drive on the motorway?", "every week", "scares me"),
+])
+def test_what_someone_taught_the_user_is_the_user_s_own_change(  # type: ignore[no-untyped-def]
+        engine, old: str, new: str, query: str, new_value: str, old_value: str) -> None:
+    """A grandson who taught the user to pay by phone changed how *the user* pays."""
+    user = User(engine)
+    user.says(old)
+    remembered = user.says(new, days=150)
+    assert remembered.replaced_contents == [old]
+    assert new_value in user.top(query)
+    assert not [m for m in user.active() if old_value in m]
+
+
+@pytest.mark.parametrize("old,new,query,new_value,old_value", [
     # A home, a dentist said plainly: rated as remarks, they expired before the move 300 days on,
     # so nothing was replaced and both stayed "current" in the table.
     ("We rent a one-bedroom flat in Leeds.", "WE BOUGHT A HOUSE! A semi in York, moved in on Saturday.",

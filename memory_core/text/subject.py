@@ -157,6 +157,14 @@ def subject_before(text: str, position: int) -> str:
 _STATEMENT_END = re.compile(r"[。！？!?；;\n]|(?<![A-Z][a-z])(?<![A-Z])\.\s+(?=[A-Z])")
 
 
+# What someone teaches, lets, makes or helps the user do is the user's own doing: "孙子教会我用微信
+#支付了" and "My grandson taught me to use WeChat Pay" say how the user pays now. ("told me" only
+# with "to": "my sister told me she moved" is the sister's news.)
+_DONE_BY_ME = re.compile(r"(?:教会|教|让|帮|逼|劝)我(?!们)|\b(?:taught|teach(?:es)?|helped|helps?|made|makes|got|"
+                         r"told|tells|convinced|persuaded|encouraged)\s+me\s+(?:how\s+)?to\b|"
+                         r"\b(?:made|makes|helped|helps)\s+me\s+(?!(?:to|a|an|the|some|my|his|her|their|our)\b)[a-z]+", _I)
+
+
 @lru_cache(maxsize=8192)  # pure; asked of both sides of every newer-wins pair
 def subject_of(text: str) -> str:
     """Who ``text`` as a whole is about: the subject of its first statement."""
@@ -164,6 +172,10 @@ def subject_of(text: str) -> str:
     end = match.start() if match else len(text)
     # The subject of a clause sits before its verb: look at the clause's head, not its objects.
     head_end = min(end, _verb_position(text, end))
+    done_by_me = _DONE_BY_ME.search(text, 0, end)
+    if done_by_me is not None and done_by_me.start() <= head_end and not _CLAUSE_START.search(
+            text, 0, done_by_me.start()):
+        return subject_before(text, 0)  # the user (the speaker, on a transcript line)
     return subject_before(text, head_end)
 
 
