@@ -40,6 +40,10 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "neighbours=double": {"neighbour_next_share": 0.3, "neighbour_prev_share": 0.2},
     "priors=lighter": {"weight_relevance": 0.9, "weight_importance": 0.06, "weight_recency": 0.04},
     "priors=heavier": {"weight_relevance": 0.7, "weight_importance": 0.18, "weight_recency": 0.12},
+    # each prior alone off, and a slower recency (fading keeps year-old memories in the ranking)
+    "importance=0": {"weight_relevance": 0.92, "weight_importance": 0.0},
+    "recency=0": {"weight_relevance": 0.88, "weight_recency": 0.0},
+    "half_life=365": {"recency_half_life_days": 365.0},
 }
 
 
