@@ -6,6 +6,7 @@ from datetime import datetime, timedelta
 from typing import Sequence
 
 from memory_core.records import MemoryRecord
+from memory_core.types import MemoryStatus
 
 
 def content_hash(model_name: str, text: str) -> str:
@@ -30,8 +31,9 @@ def fades(importance: int, fade_from: int) -> bool:
 
 
 def faded(record: MemoryRecord, at: datetime, fade_from: int) -> bool:
-    """Past its date at ``at`` and of an importance that fades: searchable, when relevant only."""
-    return record.expires_at is not None and record.expires_at <= at and fades(record.importance, fade_from)
+    """Active, past its date at ``at`` and of an importance that fades: searchable, when relevant only."""
+    return (record.status is MemoryStatus.ACTIVE and record.expires_at is not None and record.expires_at <= at
+            and fades(record.importance, fade_from))
 
 
 def in_retrieval(record: MemoryRecord, at: datetime, fade_from: int) -> bool:

@@ -87,7 +87,7 @@ def neighbour_window(recipe: Recipe) -> timedelta:
 
 def add_neighbours(candidates: list[Candidate], records: dict[str, MemoryRecord], seeds: list[Candidate],
                    adjacent: Sequence[tuple[MemoryRecord | None, MemoryRecord | None]],
-                   user_id: str, now: datetime, filters: SearchFilters, recipe: Recipe) -> None:
+                   user_id: str, now: datetime, filters: SearchFilters, recipe: Recipe, fade_from: int = 0) -> None:
     """Neighbour expansion: the memory written right after (and before) a strong hit in the
     same conversation gets part of its score. An answer is usually the turn after the
     question that matched ("do you have pets?" -> "yes, two cats"), and a story continues
@@ -103,7 +103,7 @@ def add_neighbours(candidates: list[Candidate], records: dict[str, MemoryRecord]
         for neighbour, factor in ((after, tuning.neighbour_next_share), (before, tuning.neighbour_prev_share)):
             if neighbour is None or (record.session_id is not None and neighbour.session_id != record.session_id):
                 continue
-            if not admissible(neighbour, user_id, now, filters, filters.time_range):
+            if not admissible(neighbour, user_id, now, filters, filters.time_range, fade_from):
                 continue
             c = by_id.get(neighbour.memory_id)
             if c is None:

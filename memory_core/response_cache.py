@@ -21,7 +21,7 @@ from memory_core.types import MemoryType, ScoreParts, SearchResult, TimeRange
 log = logging.getLogger(__name__)
 # 2-8: speaker, answer-type, speaker-free dense query, told time, window legs; dated context lines;
 # durations. 9: absolute relevance, the relevance threshold and the constraints of a response.
-CACHE_FORMAT = 9
+CACHE_FORMAT = 10  # 10: faded memories (Settings.fade_from_importance)
 
 
 def filters_json(filters: SearchFilters) -> dict[str, Any]:
@@ -47,6 +47,7 @@ def cache_key(query: str, top_k: int, context: str | None, filters: SearchFilter
         "v": CACHE_FORMAT, "q": normalised, "k": top_k, "c": context or "",
         "f": filters_json(filters), "day": now.isoformat() if as_of else now.date().isoformat(),
         "o": recipe.switches() | {"use_cache": options.use_cache, "record": options.record}, "min": threshold,
+        "fade": [settings.fade_from_importance, settings.faded_min_relevance],
     }
     if recipe.tuning is not None and recipe.tuning != Tuning.from_settings(settings):
         fields["t"] = asdict(recipe.tuning)

@@ -211,7 +211,7 @@ class RetrievalPipeline:
             seeds = neighbour_seeds(candidates, recipe)
             adjacent = self.repo.adjacent_active(user_id, [records[c.memory_id].created_at for c in seeds],
                                                  neighbour_window(recipe))
-            add_neighbours(candidates, records, seeds, adjacent, user_id, now, filters, recipe)
+            add_neighbours(candidates, records, seeds, adjacent, user_id, now, filters, recipe, fade)
         # The rewrite may resolve "she" to the name, so both are read.
         mark_answer_matches(candidates, records, f"{query}\n{rewritten}", recipe)
         timings["fetch"] = (time.perf_counter() - t) * 1000
@@ -285,7 +285,7 @@ class RetrievalPipeline:
             if words:
                 found.window_keyword(self._keyword_hits(words, window, k))
         if recipe.core and vector is not None:
-            core_ids = found.unseen(self.repo.core_memory_ids(user_id, now))
+            core_ids = found.unseen(self.repo.core_memory_ids(user_id, now, fade_from=self.settings.fade_from_importance))
             if core_ids:
                 found.core(self.vectors.search_dense(vector, only_ids(flt, core_ids, now), len(core_ids)))
         timings["search"] = (time.perf_counter() - t) * 1000
@@ -335,7 +335,7 @@ class RetrievalPipeline:
         if not may_bear_on(query):
             return []
         try:
-            rows: list[MemoryRecord] = self.repo.constraints(user_id, now)
+            rows: list[MemoryRecord] = self.repo.constraints(user_id, now, fade_from=self.settings.fade_from_importance)
         except Exception as exc:  # the log says why
             log.warning("constraints could not be read: %s", exc)
             return []

@@ -181,7 +181,8 @@ def row_values(chunk: Chunk, ttl: Sequence[int]) -> dict[str, Any]:
 
 def absorb_fields(before: MemoryRecord, copies: Sequence[Chunk], ttl: Sequence[int]) -> dict[str, Any]:
     """What repeats change in the memory they repeat: seen again (count, last seen, sources),
-    maybe more important (then a new expiry, and its vector record is stale)."""
+    maybe more important (then a new date, and its vector record is stale); past its date, a new
+    date from the repeat."""
     latest = max(c.at for c in copies)
     importance = max([before.importance] + [c.analysis.importance for c in copies if c.analysis])
     fields: dict[str, Any] = dict(
@@ -191,8 +192,13 @@ def absorb_fields(before: MemoryRecord, copies: Sequence[Chunk], ttl: Sequence[i
         source=list(dict.fromkeys(before.source + [s for c in copies for s in c.source])),
         importance=importance,
     )
-    if importance != before.importance:
-        fields["expires_at"] = expires_at_for(importance, before.created_at, ttl)
+    if importance != before.importance or (before.expires_at is not None and before.expires_at <= latest):
+        due = expires_at_for(importance, before.created_at, ttl)
+        if due is not None and due <= latest:
+            # Past its date when said again (a faded memory: the near-duplicate check searches
+            # them): current again, with a new date from the repeat.
+            due = expires_at_for(importance, latest, ttl)
+        fields["expires_at"] = due
         fields["vector_written"] = False  # importance and expiry live in the vector record too
     return fields
 

@@ -163,8 +163,9 @@ class WritePipeline:
         out: dict[int, list[VectorHit]] = {}
         for now, group in by_time(chunks).items():
             try:
-                hits = self.vectors.search_dense_many([c.vector for c in group],
-                                                      VectorFilter(user_id=user_id, now=now), limit=3)
+                hits = self.vectors.search_dense_many(
+                    [c.vector for c in group],
+                    VectorFilter(user_id=user_id, now=now, fade_from=self.settings.fade_from_importance), limit=3)
             except Exception as exc:  # the store being down must not block writing
                 log.warning("near-duplicate check skipped (vector store unavailable): %s", exc)
                 continue

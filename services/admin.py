@@ -117,10 +117,12 @@ def told_time_label(record: "MemoryRecord") -> str:
 def expiry_label(engine: "MemoryEngine", record: "MemoryRecord") -> str:
     """What a memory's date means, for staff: "never", "expires 2027-03-01", "fades 2027-03-01"
     (importance that fades: it then stays searchable, when relevant only), or, for an active
-    memory past its date, "expired 2026-...", "faded 2026-..."."""
+    memory past its date, "expired 2026-...", "faded 2026-..."; for one no longer active, the day."""
     if record.expires_at is None:
         return "never"
     day = record.expires_at.date().isoformat()
+    if record.status.value != "active":
+        return day  # expired, replaced, archived: the status says it; the date is what it was
     past = record.expires_at <= engine.clock.now()
     if engine.fades(record):
         return f"faded {day}" if past else f"fades {day}"

@@ -129,6 +129,46 @@ def test_newer_wins_replaces_a_faded_memory(engine: MemoryEngine, old_text: str,
     assert engine.get(old).superseded_by == new
 
 
+def test_newer_wins_finds_a_faded_memory_by_meaning_alone(engine: MemoryEngine) -> None:
+    """No entity links these two: only the conflict check's vector search, which must search
+    faded memories, can find the old habit."""
+    user = f"fade-nw-dense-{uuid.uuid4().hex[:6]}"
+    old = _add(engine, user, "I usually cycle to work", importance=3)
+    assert engine.get(old).entities == []
+    engine.clock.set(LATER)
+    new = engine.add(user, "I don't cycle to work anymore, I take the bus now", actor="test").created[0]
+    assert engine.get(new).entities == []
+    assert engine.get(old).status is MemoryStatus.SUPERSEDED
+
+
+def test_only_what_fades_outlives_its_date_before_the_job_runs(engine: MemoryEngine) -> None:
+    """Between the date and the daily job an importance-2 memory is out already (retrieval reads
+    the date), however clearly it is asked for; the importance-3 one beside it is faded, not out."""
+    user = f"fade-due-{uuid.uuid4().hex[:6]}"
+    noodles = _add(engine, user, NOODLES["zh"][0], importance=2)
+    trip = _add(engine, user, TRIPS["zh"][0], importance=3)
+    engine.clock.set(LATER)
+    assert engine.get(noodles).status is MemoryStatus.ACTIVE  # the job has not run
+    assert noodles not in _found(engine, user, NOODLES["zh"][1], min_relevance=0.0)
+    assert trip in _found(engine, user, TRIPS["zh"][1], min_relevance=0.0)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_faded_memory_said_again_is_one_memory_and_current(engine: MemoryEngine, lang: str) -> None:
+    """The near-duplicate check searches faded memories: a repeat in other words folds into the
+    faded one, which gets a new date from the repeat, instead of a second copy."""
+    user = f"fade-repeat-{lang}-{uuid.uuid4().hex[:6]}"
+    first, again = {"en": ("I love going for a run every morning", "I love going for a run every morning!"),
+                    "zh": ("我每天早上都喜欢去跑步", "我每天早上都喜欢去跑步！")}[lang]
+    old = _add(engine, user, first, importance=3)
+    engine.clock.set(LATER)
+    result = engine.add(user, again, actor="test")
+    assert result.created == [] and old in result.memory_ids
+    renewed = engine.get(old)
+    assert renewed.expires_at is not None and renewed.expires_at > LATER
+    assert not engine.faded(renewed, LATER)
+
+
 def test_with_fading_off_the_date_is_an_expiry(make_engine) -> None:  # type: ignore[no-untyped-def]
     engine = make_engine(clock=FixedClock(T0), fade_from_importance=0)
     user = "fade-off"
@@ -155,6 +195,9 @@ def test_labels_say_faded_or_expired(engine: MemoryEngine) -> None:
     assert state_now(entry, engine.get(trip), LATER, fade_from) == FADED
     assert state_now(entry, engine.get(noodles), LATER, fade_from) == EXPIRED
     assert state_now(entry, engine.get(trip), LATER, 0) == EXPIRED
+    engine.expire(trip, actor="staff:carol")  # no longer active: the status says it, the label gives the day
+    assert admin.expiry_label(engine, engine.get(trip)) == "2025-03-01"
+    assert not engine.faded(engine.get(trip), LATER)
 
 
 @pytest.mark.parametrize("sql", ["sqlite", "postgres"])

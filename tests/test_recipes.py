@@ -183,7 +183,7 @@ def test_a_recipe_and_its_switches_share_cached_answers(filled) -> None:  # type
     before_recipes = json.dumps({
         "v": CACHE_FORMAT, "q": " ".join(unicodedata.normalize("NFKC", QUERY).lower().split()), "k": 5, "c": "",
         "f": filters_json(SearchFilters()), "day": NOW.date().isoformat(), "o": asdict(RetrievalOptions()),
-        "min": 0.5}, sort_keys=True, ensure_ascii=False)
+        "min": 0.5, "fade": [3, 0.5]}, sort_keys=True, ensure_ascii=False)
     assert key == hashlib.sha256(before_recipes.encode("utf-8")).hexdigest()
 
 

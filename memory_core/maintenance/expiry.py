@@ -1,10 +1,12 @@
 """Forgetting on schedule: expire what is past its date, but keep alive what is still used.
 
-Expired memories are not deleted: they leave retrieval and Milvus and stay in SQL, where staff
+Memories of importance >= ``Settings.fade_from_importance`` are not expired: past their date they
+fade (retrieval returns them only when relevant, ``memory_core.lifecycle.faded``), and one used
+again earns a new date here like any other. Expired memories are not deleted: they leave retrieval and Milvus and stay in SQL, where staff
 can restore them (``parts.restore`` re-indexes). Extending and expiring go through
 ``lifecycle_ops``, the same rules a person's edit and expiry follow. Extension happens *before* expiry (a
-look-ahead window): once a memory is past ``expires_at`` retrieval stops returning it, so it
-could never be retrieved again to earn its extension.
+look-ahead window): once a memory below that importance is past ``expires_at`` retrieval stops
+returning it, so it could never be retrieved again to earn its extension.
 """
 from __future__ import annotations
 

@@ -28,13 +28,15 @@ def _alive(user_id: str, now: datetime, fade_from: int = 0) -> tuple:
 
 
 class MemoryReads(MemoryStore):
-    def core_memory_ids(self, user_id: str, now: datetime, min_importance: int = 5, limit: int = 20) -> list[str]:
-        """The user's most important active memories (the design's tiered core store)."""
+    def core_memory_ids(self, user_id: str, now: datetime, min_importance: int = 5, limit: int = 20,
+                        fade_from: int = 0) -> list[str]:
+        """The user's most important active memories (the design's tiered core store; faded ones
+        too with ``fade_from``)."""
         with self.session() as s:
             rows = s.scalars(
                 select(MemoryRow.memory_id)
                 .where(
-                    *_alive(user_id, now),
+                    *_alive(user_id, now, fade_from),
                     MemoryRow.importance >= min_importance,
                 )
                 .order_by(MemoryRow.created_at.desc())
@@ -42,14 +44,15 @@ class MemoryReads(MemoryStore):
             )
             return list(rows)
 
-    def constraints(self, user_id: str, now: datetime, limit: int = 50) -> list[MemoryRecord]:
+    def constraints(self, user_id: str, now: datetime, limit: int = 50, fade_from: int = 0) -> list[MemoryRecord]:
         """The user's active, unexpired constraints (allergies, diets, dislikes, "never ..."),
-        newest first: few per user, read whole for every request they might bear on."""
+        newest first: few per user, read whole for every request they might bear on. With
+        ``fade_from``, faded ones too: a dislike holds until the user says otherwise."""
         with self.session() as s:
             rows = s.scalars(
                 select(MemoryRow)
                 .where(
-                    *_alive(user_id, now),
+                    *_alive(user_id, now, fade_from),
                     MemoryRow.constraint_kind.is_not(None),
                     MemoryRow.created_at <= now,
                 )
