@@ -40,7 +40,7 @@ class MemoryRecord:
     context: str = ""  # the conversation turn it answered; indexed with it, never shown as the memory
     event_start: datetime | None = None  # when what it tells happened (its own time words), if they say
     event_end: datetime | None = None
-    constraint_kind: str | None = None  # allergy, medical, diet, dislike, instruction (memory_core.text.constraints)
+    constraint_kind: str | None = None  # allergy, medical, diet, dislike, instruction, trait (memory_core.text.constraints)
     # The phone numbers and e-mail addresses its placeholders stand for, encrypted
     # (memory_core/pii_vault.py): opened only for the owner's own reads.
     sealed: str | None = None

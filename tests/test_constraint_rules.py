@@ -76,3 +76,38 @@ def test_a_named_fear_is_a_constraint_on_activities_only(fear: str) -> None:
                                   "我以前恐高，现在不怕了", "哪怕狗叫也不管", "我不怕辣"])
 def test_fear_words_that_name_no_phobia_are_no_constraint(text: str) -> None:
     assert constraint_kind(text) is None
+
+
+# ---- lasting traits: they bear on requests of their own topic only ------------------------------
+TRAITS = [
+    ("I'm 6'4\", so regular airline seats are torture.", "What size road bike frame should I get?"),
+    ("我身高一米九，普通座位坐着很挤", "帮我挑一款自行车，车架选多大的？"),
+    ("I've been a Mac user forever, never owned a Windows PC.", "I need a new laptop for work, what would you recommend?"),
+    ("我一直用苹果电脑，没用过Windows", "推荐一款适合办公的笔记本电脑"),
+    ("I'm colour-blind, red and green look the same to me.", "Help me pick colours for my wedding outfit"),
+    ("我有点色弱，红绿分不太清", "帮我搭配一下参加婚礼的衣服颜色"),
+    ("I'm a night owl, my brain works best after midnight.", "Plan my coding hours for next week"),
+    ("我是个夜猫子，一般凌晨两点才睡", "帮我安排下周写代码的时间段"),
+]
+
+
+@pytest.mark.parametrize("trait,request_", TRAITS)
+def test_a_lasting_trait_bears_on_a_request_of_its_topic(trait: str, request_: str) -> None:
+    assert constraint_kind(trait) == "trait"
+    assert bears_on(trait, request_)
+
+
+@pytest.mark.parametrize("trait", [t for t, _ in TRAITS])
+@pytest.mark.parametrize("request_", ["Suggest a dinner recipe", "给我推荐点好吃的零食", "What size pizza should I order?",
+                                      "推荐一部电影", "What should I take for my sore throat?"])
+def test_a_lasting_trait_stays_out_of_requests_of_other_topics(trait: str, request_: str) -> None:
+    """A height says nothing about a recipe, a pizza or a cold: a trait is no allergy."""
+    assert not bears_on(trait, request_)
+
+
+@pytest.mark.parametrize("text", [
+    "I'm not colour-blind", "我不是色盲", "I'm not a night owl at all", "I'm short on time today",
+    "My wife is a night owl", "My son is very tall", "我老公是果粉", "I love tall buildings",
+])
+def test_what_is_no_trait_of_the_user_is_none(text: str) -> None:
+    assert constraint_kind(text) != "trait"

@@ -354,6 +354,11 @@ def test_a_constraint_reaches_the_reply_and_the_prompt(engine, constraint: str, 
     # A named fear reaches an activity that involves it (a skywalk, 玻璃栈道).
     ("Heights terrify me, I can't even stand on a ladder.", "Should I book the glass-floor skywalk for our trip?"),
     ("我恐高，站在二楼阳台都腿软", "周末想去玻璃栈道玩，帮我安排一下"),
+    # A lasting trait reaches a request of its topic: a height a bike frame, a platform a laptop.
+    ("I'm 6'4\", so regular airline seats are torture.", "What size road bike frame should I get?"),
+    ("我有点色弱，红绿分不太清", "帮我搭配一下参加婚礼的衣服颜色"),
+    ("I've been a Mac user forever, never owned a Windows PC.", "I need a new laptop for work, what would you recommend?"),
+    ("我是个夜猫子，一般凌晨两点才睡，脑子晚上最清楚", "帮我安排下周写代码的时间段"),
 ])
 def test_a_condition_or_dislike_reaches_a_request_it_bears_on(engine, constraint: str, ask: str) -> None:  # type: ignore[no-untyped-def]
     """Months of small talk later, a request no lexicon names ("a trek", "雪山", "toppings") still
@@ -365,6 +370,55 @@ def test_a_condition_or_dislike_reaches_a_request_it_bears_on(engine, constraint
     assert [c.content for c in user.last_info.constraints] == [constraint]
     user.says("Tell me a joke" if constraint.isascii() else "讲个笑话", days=1)
     assert user.last_info.constraints == []
+
+
+@pytest.mark.parametrize("trait,other_topic", [
+    ("I'm 6'4\", so regular airline seats are torture.", "Suggest a dinner recipe for tonight"),
+    ("我是个夜猫子，一般凌晨两点才睡，脑子晚上最清楚", "推荐一部好看的电影"),
+])
+def test_a_trait_stays_out_of_a_request_it_does_not_bear_on(engine, trait: str, other_topic: str) -> None:  # type: ignore[no-untyped-def]
+    user = User(engine)
+    user.says(trait)
+    user.says(other_topic, days=30)
+    assert user.last_info.constraints == []
+
+
+@pytest.mark.parametrize("old,new,query,new_value,old_value", [
+    ("I've been a Mac user forever, never owned a Windows PC.", "I switched to Windows last month, the Mac is gone.",
+     "Which computer do I use?", "Windows", "Mac user"),
+    ("我是个夜猫子，一般凌晨两点才睡", "现在我早睡早起了，晚上十点就睡", "我几点睡觉", "十点", "凌晨两点"),
+])
+def test_a_trait_changes_like_any_fact(engine, old: str, new: str, query: str, new_value: str,  # type: ignore[no-untyped-def]
+                                        old_value: str) -> None:
+    """A trait is no allergy: it is replaced by the change, with no special words needed."""
+    user = User(engine)
+    user.says(old)
+    remembered = user.says(new, days=60)
+    assert remembered.replaced_contents == [old]
+    assert new_value in user.top(query)
+    assert not [m for m in user.active() if old_value in m]
+
+
+def test_revision_0005_labels_the_traits_stored_before_it(engine) -> None:  # type: ignore[no-untyped-def]
+    """A trait written before traits were constraints (no kind) is labelled by the migration and
+    then reaches a request of its topic; a plain fact beside it stays unlabelled."""
+    from sqlalchemy import text
+
+    from memory_core.storage.migrations import migrate
+
+    user = User(engine)
+    trait = user.says("我是个夜猫子，一般凌晨两点才睡，脑子晚上最清楚").created[0]
+    plain = user.says("我在杭州上班").created[0]
+    with engine.repo.engine.begin() as conn:
+        conn.execute(text("UPDATE memories SET constraint_kind = NULL WHERE memory_id IN (:a, :b)"),
+                     {"a": trait, "b": plain})
+        conn.execute(text("UPDATE alembic_version SET version_num = '0004'"))
+    assert engine.get(trait).constraint_kind is None
+    assert migrate(engine.repo.engine) == ["0005"]
+    assert (engine.get(trait).constraint_kind, engine.get(plain).constraint_kind) == ("trait", None)
+    engine.cache.invalidate_user(user.id)
+    user.says("帮我安排下周写代码的时间段", days=30)
+    assert [c.memory_id for c in user.last_info.constraints] == [trait]
 
 
 # ---- 5. small talk pulls in nothing; importance is one scale ---------------------------------------

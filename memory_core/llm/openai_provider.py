@@ -33,10 +33,12 @@ _JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 ANALYZE_PROMPT = """You label a user's message for a long-term memory store. Today is {today}.
 Return only a JSON object: {{"importance": 1-5, "memory_type": "declarative"|"episodic"|"procedural",
 "entities": [up to 12 short strings], "summary": "one short sentence in the message's language",
-"constraint": null|"allergy"|"medical"|"diet"|"dislike"|"instruction"}}.
+"constraint": null|"allergy"|"medical"|"diet"|"dislike"|"instruction"|"trait"}}.
 constraint: what the user must never be offered: an allergy or intolerance, a condition or medicine
 that rules things out, a diet (vegetarian, halal, no alcohol), a dislike of a food, drink or activity,
-or a standing "never ..." request; null otherwise (also when the message lifts one: "not allergic").
+or a standing "never ..." request; "trait" for a lasting trait of the user that limits what suits
+them (their height, colour blindness, being a night owl, the computer or phone platform they use);
+null otherwise (also when the message lifts one: "not allergic").
 Importance: 5 health/allergies/safety; 4 addresses, contacts, family, work, firm preferences;
 3 plans, dated events, hobbies; 2 mild opinions; 1 greetings and small talk.
 declarative = stable facts; episodic = events in time; procedural = how the user wants things done.
@@ -77,7 +79,7 @@ def parse_json_object(text: str) -> dict[str, Any]:
     return value
 
 
-CONSTRAINT_KINDS = ("allergy", "medical", "diet", "dislike", "instruction")
+CONSTRAINT_KINDS = ("allergy", "medical", "diet", "dislike", "instruction", "trait")
 
 
 def _or_empty(empty: Any) -> Any:

@@ -9,7 +9,9 @@ activity, a trip, how to answer) gets every such memory of the user, beside what
 
 Kinds: ``allergy`` (and intolerances), ``medical`` (a condition or medicine that rules things
 out), ``diet`` (vegetarian, halal, no pork, no alcohol), ``dislike`` ("I hate cilantro"),
-``instruction`` ("never suggest meat", "don't call me before 9").
+``instruction`` ("never suggest meat", "don't call me before 9"), ``trait`` (a lasting trait
+that limits what suits the user: a height, colour blindness, a night owl, a computer platform;
+it bears only on requests of its own topic, ``trait_topics``).
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import re
 from functools import lru_cache
 
 from memory_core.text.intent import clause_kind, statement_part
+from memory_core.text.subject import subject_of
 
 _I = re.IGNORECASE
 
@@ -28,7 +31,8 @@ _MEDICAL = re.compile(r"糖尿病|高血压|痛风|孕期|怀孕|哺乳|肾病|�
                       r"\bwarfarin\b|\bhypertension\b|\barrhythmia\b|\bheart condition\b|\basthma\b|\bepilep|"
                       r"\b(?:doctor|cardiologist|dentist|physio|physiotherapist|nutritionist|dietitian) (?:told|said|says|wants)\b|"
                       r"\binjur(?:y|ed)\b|\bsprain|\bfracture|\bbroken (?:leg|arm|ankle|wrist)\b|受伤|骨折|扭伤|"
-                      r"\bdeaf\b|\bhard of hearing\b|\bhearing aid\b|\bwheelchair\b|\bblind\b|耳聋|聋|听力|轮椅|失明", _I)
+                      r"\bdeaf\b|\bhard of hearing\b|\bhearing aid\b|\bwheelchair\b|(?<!colour-)(?<!color-)(?<!colour )(?<!color )\bblind\b|"
+                      r"耳聋|聋|听力|轮椅|失明", _I)
 _DIET = re.compile(
     r"吃素|素食|清真|不吃猪肉|不吃牛肉|不吃肉|不吃海鲜|不吃辣|不能吃辣|不喝酒|戒酒|滴酒不沾|忌口|不吃(?:葱|姜|蒜|香菜|鸡蛋|奶)|"
     r"\bvegetarian\b|\bvegan\b|\bpescatarian\b|\bhalal\b|\bkosher\b|\bgluten[- ]free\b|\bdairy[- ]free\b|"
@@ -69,6 +73,33 @@ _REVOKED = re.compile(r"\b(?:no longer|not|stopped being|quit being) (?:a )?(?:v
                       r"vegan|vegetarian|gluten-free|diet)\b|"
                       r"\b(?:eat|eating|drink|drinking|have|having) \w+ again\b|不再吃素|不吃素了|开始吃肉|又吃肉|"
                       r"又(?:开始)?(?:吃|喝)|现在(?:又)?(?:可以|能)(?:吃|喝)", _I)
+
+# Lasting traits that limit what suits the user, each with the topics it bears on: a height on the
+# size of a bike frame or a seat, colour blindness on an outfit's colours, a night owl on a
+# schedule, the computer a user has always used on a new laptop. Unlike a dislike they rule
+# nothing out by name, so they bear only on requests of their topic.
+_TRAITS: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
+    (re.compile(r"身高|一米[五六七八九]|[12]\.\d{1,2}\s?米|个子(?:很|特别|比较)?(?:高|矮)|"
+                r"\bI(?:'m| am) (?:\w+ )?\d\s?(?:'|’|ft\b|feet\b|foot\b)|\bI(?:'m| am) (?:\d{3}\s?cm|1\.\d\d\s?m)\b|"
+                r"\bI(?:'m| am) (?:very |really |quite |pretty |super )?(?:tall|short(?! on\b| of\b)|petite)\b", _I),
+     frozenset({"fit"})),
+    (re.compile(r"色弱|色盲|红绿(?:色)?(?:不分|分不清|分不太清)|\bcolou?r[- ]?blind|\bred[- ]green (?:colou?r )?blind", _I),
+     frozenset({"colours"})),
+    (re.compile(r"夜猫子|熬夜党|早起的人|早睡早起|晚上(?:效率|脑子|精神)最|\bnight owl\b|\bearly bird\b|"
+                r"\b(?:not )?a morning person\b|\bmorning person\b", _I), frozenset({"contact"})),
+    (re.compile(r"\b(?:Mac|Windows|Linux|Android|iPhone|Apple) (?:user|person|guy|girl|fan)\b|"
+                r"\bnever (?:owned|used) an? (?:Windows PC|PC|Mac)\b|果粉|苹果全家桶|"
+                r"一直(?:都)?用(?:苹果|Mac|mac|Windows|安卓|华为)", _I), frozenset({"devices"})),
+)
+_NOT_A_TRAIT = re.compile(r"不是(?:色弱|色盲|夜猫子)|\bnot colou?r[- ]?blind\b|\bnot (?:a |an )?(?:night owl|early bird)\b", _I)
+
+
+def trait_topics(text: str) -> frozenset[str]:
+    """The topics the lasting traits ``text`` states of the user bear on (empty: it states none;
+    "my wife is a night owl" is hers)."""
+    if _NOT_A_TRAIT.search(text) or subject_of(text).rsplit("/", 1)[-1] != "self":
+        return frozenset()
+    return frozenset(topic for pattern, found in _TRAITS if pattern.search(text) for topic in found)
 
 
 def revokes_a_diet(text: str) -> bool:
@@ -114,6 +145,14 @@ _TOPICS: dict[str, re.Pattern[str]] = {
         r"宠物|狗|猫|兔|仓鼠|鹦鹉|动物|养只|领养|"
         r"\b(?:pet|pets|dog|dogs|puppy|puppies|cat|cats|kitten|kittens|rabbit|hamster|parrot|animal|animals|"
         r"zoo|farm|adopt|adoption)\b", _I),
+    # what a height bears on: the size of a thing one sits on, rides or sleeps in
+    "fit": re.compile(
+        r"尺码|尺寸|车架|自行车|单车|座位|座椅|床垫|书桌|"
+        r"\b(?:frame|frames|bike|bikes|bicycle|bicycles|seat|seats|legroom|mattress|bed|desk|chair|sizing|inseam)\b", _I),
+    "colours": re.compile(r"颜色|配色|色系|搭配|撞色|\b(?:colou?rs?|palette|outfits?|shades?|paint)\b", _I),
+    "devices": re.compile(
+        r"电脑|笔记本|手机|平板|软件|操作系统|\b(?:laptops?|computers?|pcs?|macbook|phones?|smartphones?|tablets?|ipad|"
+        r"software|apps?|operating system|os)\b", _I),
     "contact": re.compile(
         r"打电话|电话|短信|消息|联系|提醒|叫醒|称呼|叫我|早上|晚上|"
         r"\b(?:call|calls|calling|phone|text|texts|message|messages|email|emails|remind|reminder|wake|contact|"
@@ -167,6 +206,8 @@ def _kind_of(statement: str) -> str | None:
         return None  # "I'm not afraid of dogs", 我不怕辣, "I overcame my fear of flying"
     if (_DISLIKE.search(statement) and any(p.search(statement) for p in _TOPICS.values())) or _FEAR.search(statement):
         return "dislike"
+    if trait_topics(statement):
+        return "trait"
     return None
 
 
@@ -195,7 +236,7 @@ def bears_on(constraint: str, query: str) -> bool:
     if not may_bear_on(query):
         return False  # a joke, a sum, a capital city: nothing a constraint rules out
     asked = _merge_food(topics(query))
-    mine = _merge_food(topics(constraint))
+    mine = _merge_food(topics(constraint)) | trait_topics(constraint)
     if not mine or _MEDICAL.search(constraint):
         return True
     return bool(mine & asked)  # a topicless question about the user gets only the above

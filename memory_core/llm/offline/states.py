@@ -78,9 +78,11 @@ def ends_a_state(newer: str, older: str) -> bool:
     if not (_states_a_fact(newer) and _states_a_fact(older)):
         return False
     shared = _states_of(statement_words(newer)) & _states_of(statement_words(older))
+    # A trait ("I'm a Mac user", 夜猫子) changes like any state ("switched to Windows"): only the
+    # constraints that rule things out need their own words to be lifted.
     kind = constraint_kind(older)
-    if kind in ("allergy", "medical", "diet") or (kind is not None and any(
-            constraint_kind(c) is not None for c in _state_clauses(older, shared))):
+    if kind in ("allergy", "medical", "diet") or (kind not in (None, "trait") and any(
+            constraint_kind(c) not in (None, "trait") for c in _state_clauses(older, shared))):
         # An allergy, a diet, a medical condition is lifted only when said so ("not allergic
         # after all": ``flips``; "血压正常了，药已经停了": ``resolves``; "I'm off keto"),
         # never by a mention of the thing ("要去给领导敬酒"). A dislike said beside a state is
