@@ -97,9 +97,11 @@ _NOT_A_TRAIT = re.compile(r"不是(?:色弱|色盲|夜猫子)|\bnot colou?r[- ]?
 def trait_topics(text: str) -> frozenset[str]:
     """The topics the lasting traits ``text`` states of the user bear on (empty: it states none;
     "my wife is a night owl" is hers)."""
-    if _NOT_A_TRAIT.search(text) or subject_of(text).rsplit("/", 1)[-1] != "self":
+    found = frozenset(topic for pattern, topics_ in _TRAITS if pattern.search(text) for topic in topics_)
+    # the subject is read only when a trait is named (jieba's tagger costs a write's time)
+    if not found or _NOT_A_TRAIT.search(text) or subject_of(text).rsplit("/", 1)[-1] != "self":
         return frozenset()
-    return frozenset(topic for pattern, found in _TRAITS if pattern.search(text) for topic in found)
+    return found
 
 
 def revokes_a_diet(text: str) -> bool:
