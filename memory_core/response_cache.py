@@ -21,7 +21,7 @@ from memory_core.types import MemoryType, ScoreParts, SearchResult, TimeRange
 log = logging.getLogger(__name__)
 # 2-8: speaker, answer-type, speaker-free dense query, told time, window legs; dated context lines;
 # durations. 9: absolute relevance, the relevance threshold and the constraints of a response.
-CACHE_FORMAT = 10  # 10: faded memories (Settings.fade_from_importance)
+CACHE_FORMAT = 11  # 10: faded memories (Settings.fade_from_importance); 11: traits among the constraints
 
 
 def filters_json(filters: SearchFilters) -> dict[str, Any]:

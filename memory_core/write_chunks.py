@@ -192,14 +192,15 @@ def absorb_fields(before: MemoryRecord, copies: Sequence[Chunk], ttl: Sequence[i
         source=list(dict.fromkeys(before.source + [s for c in copies for s in c.source])),
         importance=importance,
     )
-    if importance != before.importance or (before.expires_at is not None and before.expires_at <= latest):
+    if importance != before.importance:
         due = expires_at_for(importance, before.created_at, ttl)
         if due is not None and due <= latest:
-            # Past its date when said again (a faded memory: the near-duplicate check searches
-            # them): current again, with a new date from the repeat.
-            due = expires_at_for(importance, latest, ttl)
-        fields["expires_at"] = due
-        fields["vector_written"] = False  # importance and expiry live in the vector record too
+            due = expires_at_for(importance, latest, ttl)  # already past: counted from the repeat
+        fields.update(expires_at=due, vector_written=False)  # importance and expiry live in the vector record too
+    elif before.expires_at is not None and before.expires_at <= latest:
+        # Said again after its date (a faded memory: the near-duplicate check searches them):
+        # current again, for as long a life as it had (a date a person set included), from the repeat.
+        fields.update(expires_at=latest + (before.expires_at - before.created_at), vector_written=False)
     return fields
 
 

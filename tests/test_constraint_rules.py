@@ -106,8 +106,27 @@ def test_a_lasting_trait_stays_out_of_requests_of_other_topics(trait: str, reque
 
 
 @pytest.mark.parametrize("text", [
-    "I'm not colour-blind", "我不是色盲", "I'm not a night owl at all", "I'm short on time today",
+    "I'm not colour-blind", "我不是色盲", "我不色盲", "我没有色弱", "I'm not a night owl at all", "I'm short on time today",
     "My wife is a night owl", "My son is very tall", "我老公是果粉", "I love tall buildings",
+    # idioms, one day, other senses of "short", distances: a wrong trait would be kept for good
+    "The early bird gets the worm", "早睡早起身体好", "我今天早睡早起，感觉不错", "I bought early bird tickets for the conference.",
+    "I'm short-staffed this week, so many shifts.", "I'm short-tempered", "I'm short 20 bucks for rent",
+    "I'm 2 feet away from the finish line of this project haha", "I am 3 ft from the wall", "I'm 100cm from the TV",
+    "我跳了1.80米", "我离屏幕一米五", "身高一米九的篮球运动员真厉害", "身高不是问题",
+    # past, negated, asked, or of something else
+    "I used to be a night owl", "I was a night owl in college", "我以前是夜猫子", "I'm no longer a Mac user", "我不是果粉",
+    "Are you a Mac user?", "I designed a colour-blind palette", "The dress looks colour-blind friendly",
 ])
 def test_what_is_no_trait_of_the_user_is_none(text: str) -> None:
     assert constraint_kind(text) != "trait"
+
+
+@pytest.mark.parametrize("request_", [
+    "Find me a bed and breakfast in Paris", "Order 3 pcs of fried chicken", "Plan a dinner party for Saturday night",
+    "我想养只宠物，推荐一下品种", "Suggest a good cat food", "What's the best OS for a Raspberry Pi", "帮我搭配一下今天的午餐",
+    "What time frame works for my thesis?", "Recommend a desk lamp", "早上吃什么好？", "Book a meeting room",
+    "推荐座位多的餐厅",
+])
+def test_no_trait_reaches_a_request_that_only_shares_a_word_with_its_topic(request_: str) -> None:
+    """夜猫子 holds 猫, "bed" and "frame" are not sizes, "pcs" is no computer."""
+    assert not [t for t, _ in TRAITS if bears_on(t, request_)]

@@ -169,6 +169,18 @@ def test_a_faded_memory_said_again_is_one_memory_and_current(engine: MemoryEngin
     assert not engine.faded(renewed, LATER)
 
 
+def test_a_repeat_after_a_date_a_person_set_keeps_that_life(engine: MemoryEngine) -> None:
+    """Staff gave a lasting memory a 10-day date; said again after it, the memory lives 10 days
+    more from the repeat: the person's date is not turned into "never"."""
+    user = f"fade-person-{uuid.uuid4().hex[:6]}"
+    text = "I work at the Lisbon office of Acme"
+    memory_id = _add(engine, user, text, importance=4)
+    engine.update(memory_id, actor="staff:carol", expires_at=T0 + timedelta(days=10))
+    engine.clock.set(T0 + timedelta(days=31))
+    assert memory_id in engine.add(user, text, actor="test").memory_ids
+    assert engine.get(memory_id).expires_at == T0 + timedelta(days=41)
+
+
 def test_with_fading_off_the_date_is_an_expiry(make_engine) -> None:  # type: ignore[no-untyped-def]
     engine = make_engine(clock=FixedClock(T0), fade_from_importance=0)
     user = "fade-off"
@@ -225,7 +237,7 @@ def test_revision_0004_brings_back_what_the_job_expired_by_date(make_engine, sql
     sql_engine = engine.repo.engine
     with sql_engine.begin() as conn:
         conn.execute(text("UPDATE alembic_version SET version_num = '0003'"))
-    assert migrate(sql_engine) == ["0004", "0005"]
+    assert migrate(sql_engine) == ["0004"]
     assert engine.get(trip).status is MemoryStatus.ACTIVE and engine.get(trip).expired_at is None
     assert not engine.get(trip).vector_written
     for memory_id in (trip_zh, noodles, by_person):

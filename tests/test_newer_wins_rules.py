@@ -11,6 +11,7 @@ import pytest
 
 from memory_core.llm.base import MemoryBrief
 from memory_core.llm.offline import OfflineLLM
+from memory_core.llm.offline.slots import supersedes_text
 from memory_core.text.facts import is_paraphrase, negations, same_values, twin_values
 from memory_core.text.subject import subject_of
 
@@ -375,3 +376,26 @@ def test_whom_colloquial_kin_and_company_make_a_statement_about() -> None:
     assert subject_of("我老公是律师") == subject_of("我爱人是做律师的") == "rel:配偶"
     assert replaces("我爱人是做律师的，在金杜", "我老公是律师")
     assert replaces("羽毛球改到周四了，周三老加班", "我每周三晚上跟同事打羽毛球")
+
+
+@pytest.mark.parametrize("older,newer", [
+    # a computer is one thing at a time, but a word about something else is no new computer
+    ("I have a MacBook Air for work.", "Now I order mac and cheese every Friday."),
+    ("I have a Windows laptop from work.", "I now buy 10 pcs of dumplings every week."),
+    ("I use a ThinkPad for work.", "I started a new computer science course now."),
+    ("我的电脑是苹果电脑", "我现在换了个电脑椅，人体工学的"),
+    ("My laptop is a MacBook Pro.", "I just switched my laptop wallpaper to a photo of Lisbon now."),
+    ("我平时用苹果电脑", "我现在在学电脑维修"),
+])
+def test_a_word_near_a_computer_replaces_no_computer(older: str, newer: str) -> None:
+    assert not supersedes_text(newer, older)
+
+
+@pytest.mark.parametrize("older,newer", [
+    ("我是个夜猫子，没有养宠物", "我现在养了一只猫"),
+    ("I'm 6'4\" and I don't take any medication.", "The doctor put me on metformin now."),
+])
+def test_a_trait_said_beside_a_state_does_not_keep_the_state_from_ending(older: str, newer: str) -> None:
+    """Traits are constraints, but not ones that need their own words to be lifted (as an allergy
+    does): having no pet or no medicine beside a height still ends when one has it."""
+    assert supersedes_text(newer, older)

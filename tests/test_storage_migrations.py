@@ -80,7 +80,7 @@ def test_migrations_apply_once_and_concurrently(sql_url: str) -> None:
     for t in threads:
         t.join()
     assert failures == []
-    assert [v for run in applied for v in run] == ["0001", "0002", "0003", "0004", "0005"] == revisions()
+    assert [v for run in applied for v in run] == ["0001", "0002", "0003", "0004"] == revisions()
     assert revisions()[-1] == head()
     assert current_revision(engine) == head()
     assert migrate(engine) == []

@@ -384,7 +384,7 @@ def test_a_trait_stays_out_of_a_request_it_does_not_bear_on(engine, trait: str, 
 
 
 @pytest.mark.parametrize("old,new,query,new_value,old_value", [
-    ("I've been a Mac user forever, never owned a Windows PC.", "I switched to Windows last month, the Mac is gone.",
+    ("I've been a Mac user forever, never owned a Windows PC.", "I switched to a Windows laptop last month, the MacBook is gone.",
      "Which computer do I use?", "Windows", "Mac user"),
     ("我是个夜猫子，一般凌晨两点才睡", "现在我早睡早起了，晚上十点就睡", "我几点睡觉", "十点", "凌晨两点"),
 ])
@@ -397,28 +397,6 @@ def test_a_trait_changes_like_any_fact(engine, old: str, new: str, query: str, n
     assert remembered.replaced_contents == [old]
     assert new_value in user.top(query)
     assert not [m for m in user.active() if old_value in m]
-
-
-def test_revision_0005_labels_the_traits_stored_before_it(engine) -> None:  # type: ignore[no-untyped-def]
-    """A trait written before traits were constraints (no kind) is labelled by the migration and
-    then reaches a request of its topic; a plain fact beside it stays unlabelled."""
-    from sqlalchemy import text
-
-    from memory_core.storage.migrations import migrate
-
-    user = User(engine)
-    trait = user.says("我是个夜猫子，一般凌晨两点才睡，脑子晚上最清楚").created[0]
-    plain = user.says("我在杭州上班").created[0]
-    with engine.repo.engine.begin() as conn:
-        conn.execute(text("UPDATE memories SET constraint_kind = NULL WHERE memory_id IN (:a, :b)"),
-                     {"a": trait, "b": plain})
-        conn.execute(text("UPDATE alembic_version SET version_num = '0004'"))
-    assert engine.get(trait).constraint_kind is None
-    assert migrate(engine.repo.engine) == ["0005"]
-    assert (engine.get(trait).constraint_kind, engine.get(plain).constraint_kind) == ("trait", None)
-    engine.cache.invalidate_user(user.id)
-    user.says("帮我安排下周写代码的时间段", days=30)
-    assert [c.memory_id for c in user.last_info.constraints] == [trait]
 
 
 # ---- 5. small talk pulls in nothing; importance is one scale ---------------------------------------

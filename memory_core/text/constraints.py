@@ -75,23 +75,26 @@ _REVOKED = re.compile(r"\b(?:no longer|not|stopped being|quit being) (?:a )?(?:v
                       r"又(?:开始)?(?:吃|喝)|现在(?:又)?(?:可以|能)(?:吃|喝)", _I)
 
 # Lasting traits that limit what suits the user, each with the topics it bears on: a height on the
-# size of a bike frame or a seat, colour blindness on an outfit's colours, a night owl on a
-# schedule, the computer a user has always used on a new laptop. Unlike a dislike they rule
-# nothing out by name, so they bear only on requests of their topic.
+# size of a bike frame or a seat, colour blindness on an outfit's colours, a night owl on the hours
+# of a schedule, the computer a user has always used on a new one. Unlike a dislike they rule
+# nothing out by name, so they bear only on requests of their own topic. Said of the user in the
+# present and plainly ("I'm 6'4\"", 我是个夜猫子, "I'm colour-blind"): a wrongly read trait would be
+# kept for good, so idioms, one day's plan, other senses of "short" and past or negated traits
+# ("I used to be a night owl", 我不是果粉) are none.
+_I_AM = r"\bI(?:'m|’m| am)\s+"
 _TRAITS: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
-    (re.compile(r"身高|一米[五六七八九]|[12]\.\d{1,2}\s?米|个子(?:很|特别|比较)?(?:高|矮)|"
-                r"\bI(?:'m| am) (?:\w+ )?\d\s?(?:'|’|ft\b|feet\b|foot\b)|\bI(?:'m| am) (?:\d{3}\s?cm|1\.\d\d\s?m)\b|"
-                r"\bI(?:'m| am) (?:very |really |quite |pretty |super )?(?:tall|short(?! on\b| of\b)|petite)\b", _I),
+    (re.compile(_I_AM + r"(?:about |almost |nearly )?[4-7]\s?(?:'|’|ft\b|feet\b|foot\b)\s?\d{0,2}|"
+                + _I_AM + r"(?:about )?(?:1[4-9]\d|2[01]\d)\s?cm\b|"
+                r"我(?:的)?身高(?:有|是)?(?:一米|1米|1\.|[12]\d\d)|我(?:有)?一米[五六七八九][几多]?(?:的个子|高|[，,。])", _I),
      frozenset({"fit"})),
-    (re.compile(r"色弱|色盲|红绿(?:色)?(?:不分|分不清|分不太清)|\bcolou?r[- ]?blind|\bred[- ]green (?:colou?r )?blind", _I),
-     frozenset({"colours"})),
-    (re.compile(r"夜猫子|熬夜党|早起的人|早睡早起|晚上(?:效率|脑子|精神)最|\bnight owl\b|\bearly bird\b|"
-                r"\b(?:not )?a morning person\b|\bmorning person\b", _I), frozenset({"contact"})),
-    (re.compile(r"\b(?:Mac|Windows|Linux|Android|iPhone|Apple) (?:user|person|guy|girl|fan)\b|"
-                r"\bnever (?:owned|used) an? (?:Windows PC|PC|Mac)\b|果粉|苹果全家桶|"
-                r"一直(?:都)?用(?:苹果|Mac|mac|Windows|安卓|华为)", _I), frozenset({"devices"})),
+    (re.compile(r"我(?:有点|有些|是|天生|一直)?(?:色弱|色盲|红绿色盲)|" + _I_AM + r"(?:(?!not\b|no\b|never\b)\w+ )?(?:red[- ]green )?colou?r[- ]?blind\b",
+                _I), frozenset({"colours"})),
+    (re.compile(r"我(?:是|就是|一直是)(?:个|一个)?(?:夜猫子|早起的人|晨型人)|" + _I_AM
+                + r"(?:a |an )(?:real |total |big )?(?:night owl|early bird|morning person)\b", _I), frozenset({"hours"})),
+    (re.compile(_I_AM + r"(?:a |an )(?:\w+ )?(?:Mac|Windows|Linux|PC) user\b|"
+                r"\bI(?:'ve|’ve| have) (?:always )?been an? (?:\w+ )?(?:Mac|Windows|Linux|PC) user\b|"
+                r"我(?:是|一直是)(?:个)?果粉|我一直(?:都)?用(?:苹果电脑|Mac|mac|Windows|windows)", _I), frozenset({"devices"})),
 )
-_NOT_A_TRAIT = re.compile(r"不是(?:色弱|色盲|夜猫子)|\bnot colou?r[- ]?blind\b|\bnot (?:a |an )?(?:night owl|early bird)\b", _I)
 
 
 def trait_topics(text: str) -> frozenset[str]:
@@ -99,7 +102,7 @@ def trait_topics(text: str) -> frozenset[str]:
     "my wife is a night owl" is hers)."""
     found = frozenset(topic for pattern, topics_ in _TRAITS if pattern.search(text) for topic in topics_)
     # the subject is read only when a trait is named (jieba's tagger costs a write's time)
-    if not found or _NOT_A_TRAIT.search(text) or subject_of(text).rsplit("/", 1)[-1] != "self":
+    if not found or subject_of(text).rsplit("/", 1)[-1] != "self":
         return frozenset()
     return found
 
@@ -147,14 +150,14 @@ _TOPICS: dict[str, re.Pattern[str]] = {
         r"宠物|狗|猫|兔|仓鼠|鹦鹉|动物|养只|领养|"
         r"\b(?:pet|pets|dog|dogs|puppy|puppies|cat|cats|kitten|kittens|rabbit|hamster|parrot|animal|animals|"
         r"zoo|farm|adopt|adoption)\b", _I),
-    # what a height bears on: the size of a thing one sits on, rides or sleeps in
+    # what a height bears on: the size of a thing one rides or sits in
     "fit": re.compile(
-        r"尺码|尺寸|车架|自行车|单车|座位|座椅|床垫|书桌|"
-        r"\b(?:frame|frames|bike|bikes|bicycle|bicycles|seat|seats|legroom|mattress|bed|desk|chair|sizing|inseam)\b", _I),
-    "colours": re.compile(r"颜色|配色|色系|搭配|撞色|\b(?:colou?rs?|palette|outfits?|shades?|paint)\b", _I),
-    "devices": re.compile(
-        r"电脑|笔记本|手机|平板|软件|操作系统|\b(?:laptops?|computers?|pcs?|macbook|phones?|smartphones?|tablets?|ipad|"
-        r"software|apps?|operating system|os)\b", _I),
+        r"尺码|车架|自行车(?:尺寸|大小|型号)|座位(?:宽|窄|空间)|腿部空间|"
+        r"\b(?:bike frame|frame size|road bike|mountain bike|bike size|bicycle|legroom|leg room|inseam|seat width)\b", _I),
+    "colours": re.compile(r"颜色|配色|色系|撞色|\b(?:colou?rs?|colou?r scheme|palette)\b", _I),
+    "devices": re.compile(r"电脑|\b(?:laptops?|computers?|macbook|desktop pc|notebook computer)\b", _I),
+    # what a night owl or an early bird bears on: the hours of a plan
+    "hours": re.compile(r"时间段|作息|几点(?:开始|起床|睡)|\b(?:time slots?|what time|which hours|hours|routine|timetable)\b", _I),
     "contact": re.compile(
         r"打电话|电话|短信|消息|联系|提醒|叫醒|称呼|叫我|早上|晚上|"
         r"\b(?:call|calls|calling|phone|text|texts|message|messages|email|emails|remind|reminder|wake|contact|"
@@ -238,7 +241,8 @@ def bears_on(constraint: str, query: str) -> bool:
     if not may_bear_on(query):
         return False  # a joke, a sum, a capital city: nothing a constraint rules out
     asked = _merge_food(topics(query))
-    mine = _merge_food(topics(constraint)) | trait_topics(constraint)
+    traits = trait_topics(constraint)
+    mine = traits or _merge_food(topics(constraint))  # a trait bears on its own topics only
     if not mine or _MEDICAL.search(constraint):
         return True
     return bool(mine & asked)  # a topicless question about the user gets only the above
