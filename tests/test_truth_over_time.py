@@ -66,6 +66,16 @@ class User:
         return results[0].content if results else ""
 
 
+def assert_replaced(user: User, old: str, new: str, days: int, query: str, new_value: str, old_value: str) -> None:
+    """``new``, said ``days`` after ``old``, replaces it: it is what ``query`` finds, and no active
+    memory still holds ``old_value``."""
+    user.says(old)
+    remembered = user.says(new, days=days)
+    assert remembered.replaced_contents == [old]
+    assert new_value in user.top(query)
+    assert not [m for m in user.active() if old_value in m]
+
+
 # ---- 1. a question is not a fact and replaces none ---------------------------------------------------
 
 
@@ -220,12 +230,7 @@ def test_a_correction_replaces_one_statement_not_every_one_it_fits(engine) -> No
 def test_what_someone_taught_the_user_is_the_user_s_own_change(  # type: ignore[no-untyped-def]
         engine, old: str, new: str, query: str, new_value: str, old_value: str) -> None:
     """A grandson who taught the user to pay by phone changed how *the user* pays."""
-    user = User(engine)
-    user.says(old)
-    remembered = user.says(new, days=150)
-    assert remembered.replaced_contents == [old]
-    assert new_value in user.top(query)
-    assert not [m for m in user.active() if old_value in m]
+    assert_replaced(User(engine), old, new, 150, query, new_value, old_value)
 
 
 @pytest.mark.parametrize("old,new,query,new_value,old_value", [
@@ -243,12 +248,7 @@ def test_what_someone_taught_the_user_is_the_user_s_own_change(  # type: ignore[
 ])
 def test_a_plainly_stated_fact_is_still_there_to_replace_months_on(  # type: ignore[no-untyped-def]
         engine, old: str, new: str, query: str, new_value: str, old_value: str) -> None:
-    user = User(engine)
-    user.says(old)
-    remembered = user.says(new, days=300)
-    assert remembered.replaced_contents == [old]
-    assert new_value in user.top(query)
-    assert not [m for m in user.active() if old_value in m]
+    assert_replaced(User(engine), old, new, 300, query, new_value, old_value)
 
 
 @pytest.mark.parametrize("assistant,answer", [
@@ -391,12 +391,7 @@ def test_a_trait_stays_out_of_a_request_it_does_not_bear_on(engine, trait: str, 
 def test_a_trait_changes_like_any_fact(engine, old: str, new: str, query: str, new_value: str,  # type: ignore[no-untyped-def]
                                         old_value: str) -> None:
     """A trait is no allergy: it is replaced by the change, with no special words needed."""
-    user = User(engine)
-    user.says(old)
-    remembered = user.says(new, days=60)
-    assert remembered.replaced_contents == [old]
-    assert new_value in user.top(query)
-    assert not [m for m in user.active() if old_value in m]
+    assert_replaced(User(engine), old, new, 60, query, new_value, old_value)
 
 
 # ---- 5. small talk pulls in nothing; importance is one scale ---------------------------------------
