@@ -285,7 +285,7 @@ class RetrievalPipeline:
             if words:
                 found.window_keyword(self._keyword_hits(words, window, k))
         if recipe.core and vector is not None:
-            core_ids = found.unseen(self.repo.core_memory_ids(user_id, now, fade_from=self.settings.fade_from_importance))
+            core_ids = found.unseen(self.repo.core_memory_ids(user_id, now, fade_from=flt.fade_from))
             if core_ids:
                 found.core(self.vectors.search_dense(vector, only_ids(flt, core_ids, now), len(core_ids)))
         timings["search"] = (time.perf_counter() - t) * 1000

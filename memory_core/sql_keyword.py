@@ -27,7 +27,7 @@ from datetime import datetime, timezone
 from typing import Iterable, Sequence
 
 from memory_core.indexing import index_text
-from memory_core.lifecycle import epoch
+from memory_core.lifecycle import epoch, fades
 from memory_core.records import MemoryRecord
 from memory_core.vectors.base import VectorFilter, VectorHit
 
@@ -50,7 +50,7 @@ def _admitted(record: MemoryRecord, flt: VectorFilter) -> bool:
     if record.user_id != flt.user_id:
         return False
     created, expires = epoch(record.created_at), epoch(record.expires_at)
-    if flt.now is not None and 0 < expires <= flt.now and not (flt.fade_from and record.importance >= flt.fade_from):
+    if flt.now is not None and 0 < expires <= flt.now and not fades(record.importance, flt.fade_from):
         return False
     if flt.memory_types and record.memory_type.value not in flt.memory_types:
         return False

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Mapping
 
+from memory_core.lifecycle import fades
 from memory_core.text.pii import masked
 
 if TYPE_CHECKING:
@@ -145,7 +146,7 @@ def state_now(entry: Mapping[str, Any], record: "MemoryRecord | None", now: date
     if status == "deleted":
         return DELETED
     if status == "active" and record.expires_at is not None and record.expires_at <= now:
-        return FADED if 0 < fade_from <= record.importance else EXPIRED
+        return FADED if fades(record.importance, fade_from) else EXPIRED
     if status == "expired":
         return EXPIRED
     if status == "superseded":
