@@ -15,7 +15,8 @@ from typing import Iterator
 import pytest
 
 from memory_core import FixedClock, MemoryEngine, MemoryStatus, RetrievalOptions
-from memory_core.maintenance import expire_due
+from memory_core.maintenance import earliest_useful_access, expire_due
+from memory_core.maintenance.merge import active_memories
 from services import admin
 from services.turn_info import EXPIRED, FADED, state_now
 from tests.conftest import open_backend_engine
@@ -103,6 +104,50 @@ def test_a_faded_memory_brought_up_again_lives_again(engine: MemoryEngine) -> No
     assert revived.expires_at is not None and revived.expires_at > LATER + timedelta(days=30)
     assert not engine.faded(revived, LATER + timedelta(hours=1))
     assert "kept alive" in engine.history(trip)[-1].note
+
+
+def test_the_keep_alive_scan_skips_faded_memories_no_use_can_revive(engine: MemoryEngine) -> None:
+    """Faded memories stay active, so the daily keep-alive scan would re-read every faded memory
+    ever retrieved, every day. It reads only those used recently enough to earn a date."""
+    user = f"fade-scan-{uuid.uuid4().hex[:6]}"
+    long_ago = _add(engine, user, TRIPS["en"][0], importance=3)
+    lately = _add(engine, user, TRIPS["zh"][0], importance=3)
+    record = RetrievalOptions(use_cache=False, record=True)
+    engine.clock.set(T0 + timedelta(days=10))
+    assert long_ago in [r.memory_id for r in engine.search(user, TRIPS["en"][1], options=record).results]
+    engine.clock.set(LATER - timedelta(days=20))
+    assert lately in [r.memory_id for r in engine.search(user, TRIPS["zh"][1], options=record).results]
+    engine.parts.flush()
+    horizon = LATER + timedelta(days=engine.settings.expiry_lookahead_days)
+    since = earliest_useful_access(LATER, engine.settings)
+    every = {r.memory_id for r in engine.parts.repo.used_due_by(horizon, "", 10_000)}
+    scanned = {r.memory_id for r in engine.parts.repo.used_due_by(horizon, "", 10_000, accessed_since=since)}
+    assert {long_ago, lately} <= every
+    assert lately in scanned and long_ago not in scanned
+
+
+def test_the_daily_job_checks_only_what_could_be_kept_alive(make_engine) -> None:  # type: ignore[no-untyped-def]
+    engine = make_engine(clock=FixedClock(T0))
+    user = "fade-job-scan"
+    long_ago = _add(engine, user, TRIPS["en"][0], importance=3)
+    engine.clock.set(T0 + timedelta(days=10))
+    engine.search(user, TRIPS["en"][1], options=RetrievalOptions(use_cache=False, record=True))
+    engine.parts.flush()
+    assert engine.get(long_ago).access_count == 1
+    assert expire_due(engine.parts, LATER)["checked"] == 0
+    assert engine.get(long_ago).status is MemoryStatus.ACTIVE  # faded, not expired, and not re-read
+
+
+def test_merge_planning_reads_the_newest_memories(engine: MemoryEngine) -> None:
+    """Memories that fade never leave: a merge window of the oldest would fill with them and
+    never reach this week's duplicates. The window holds the newest, oldest first."""
+    user = f"fade-merge-{uuid.uuid4().hex[:6]}"
+    ids = []
+    for day, text in enumerate(["I play the cello", "My sister lives in Porto", "我养了一只橘猫"]):
+        engine.clock.set(T0 + timedelta(days=day))
+        ids.append(engine.add(user, text, actor="test").created[0])
+    assert [r.memory_id for r in active_memories(engine.parts, user, limit=2)] == ids[1:]
+    assert [r.memory_id for r in active_memories(engine.parts, user)] == ids
 
 
 def test_staff_expiry_of_a_faded_memory_takes_it_out(engine: MemoryEngine) -> None:

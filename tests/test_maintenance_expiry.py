@@ -17,6 +17,7 @@ from memory_core.maintenance import (
     archive_due,
     archive_stats,
     dynamic_importance,
+    earliest_useful_access,
     expire_due,
     keep_alive_until,
     restore_from_archive,
@@ -66,6 +67,25 @@ def test_dynamic_importance_follows_the_design_formula() -> None:
     tuned = Settings(_env_file=None, importance_weight_recency=0.0, importance_weight_relevance=1.0,  # type: ignore[call-arg]
                      importance_weight_frequency=0.0)
     assert dynamic_importance(_record(importance=4), T0, tuned).score == pytest.approx(4.0)
+
+
+@pytest.mark.parametrize("weights", [(0.3, 0.5, 0.2), (1.0, 0.0, 0.0), (0.5, 1.0, 0.5)])
+def test_no_access_before_the_bound_can_earn_a_date(weights: tuple[float, float, float]) -> None:
+    """The keep-alive scan skips memories last used before ``earliest_useful_access``; that is
+    only safe if none of them could have earned a date. The best possible memory (importance 5,
+    used far past saturation, long faded) last used just before the bound earns none; used
+    yesterday, it does."""
+    w_rec, w_rel, w_freq = weights
+    settings = Settings(_env_file=None, importance_weight_recency=w_rec,  # type: ignore[call-arg]
+                        importance_weight_relevance=w_rel, importance_weight_frequency=w_freq)
+    now = T0 + timedelta(days=900)
+    bound = earliest_useful_access(now, settings)
+    assert bound < now
+    best = dict(importance=5, access_count=10_000, expires_at=now - timedelta(days=400))
+    just_before = _record(last_accessed_at=bound - timedelta(seconds=1), **best)
+    assert keep_alive_until(just_before, now, settings)[0] is None
+    yesterday = _record(last_accessed_at=now - timedelta(days=1), **best)
+    assert keep_alive_until(yesterday, now, settings)[0] is not None
 
 
 def test_keep_alive_needs_use_not_just_importance() -> None:

@@ -1,4 +1,4 @@
-"""``python -m bench.truth [--half tune|validate|all] [--kinds K,K] [--out PATH] [--failures]``.
+"""``python -m bench.truth [--half tune|validate|all] [--kinds K,K] [--scenarios F] [--out PATH] [--failures]``.
 
 Plays ``bench/truth/scenarios.jsonl`` through the chat path (see ``runner.py``) on a fresh
 embedded store (SQLite + Milvus Lite, the bundled model, the offline LLM unless ``--llm``) and
@@ -27,6 +27,9 @@ MODEL_DIR = ROOT / "data" / "test-models"
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(prog="python -m bench.truth", description=__doc__)
     parser.add_argument("--half", choices=("tune", "validate", "all"), default="all")
+    parser.add_argument("--scenarios", type=Path, default=None,
+                        help="another scenario file in the same format (a probe set); its results are not written "
+                             "over truth.json unless --out says so")
     parser.add_argument("--kinds", default="", help="comma-separated kinds (default: all)")
     parser.add_argument("--out", type=Path, default=RESULTS / "truth.json")
     parser.add_argument("--failures", action="store_true", help="print every failed scenario and why")
@@ -35,7 +38,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     from memory_core import FixedClock, Settings, open_memory
 
-    scenarios = load()
+    scenarios = load(args.scenarios) if args.scenarios else load()
     if args.half != "all":
         scenarios = [s for s in scenarios if half(s["id"]) == args.half]
     if args.kinds:
@@ -63,7 +66,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             if not o.passed:
                 print(f"FAIL {o.scenario_id}: {'; '.join(o.failures)}")
     print(table(result))
-    if args.half == "all" and not args.kinds:
+    if args.half == "all" and not args.kinds and (args.scenarios is None or args.out != RESULTS / "truth.json"):
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         print(f"wrote {args.out}")

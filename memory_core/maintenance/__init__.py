@@ -19,6 +19,7 @@ from memory_core.maintenance.expiry import expire_due
 from memory_core.maintenance.importance import (
     ImportanceScore,
     dynamic_importance,
+    earliest_useful_access,
     keep_alive_until,
 )
 from memory_core.maintenance.locks import (
@@ -38,7 +39,7 @@ from memory_core.maintenance.reconcile_job import reconcile, run_reconcile
 
 __all__ = [
     "SCHEDULER_ACTOR", "ImportanceScore", "LeaseBusy", "MergePlan", "apply_merge", "archive_due", "archive_path",
-    "archive_stats", "drop_from_archive", "dynamic_importance", "erase_user_archive", "expire_due", "job_lease",
+    "archive_stats", "drop_from_archive", "dynamic_importance", "earliest_useful_access", "erase_user_archive", "expire_due", "job_lease",
     "keep_alive_until", "merge_all", "plan_merges", "reconcile", "resolve_conflicts", "restore_from_archive", "run_leased",
     "run_reconcile", "supersede", "undo_merge",
 ]

@@ -16,7 +16,7 @@ from typing import Any, Iterator
 
 from memory_core import lifecycle_ops
 from memory_core.clock import as_utc
-from memory_core.maintenance.importance import keep_alive_until
+from memory_core.maintenance.importance import earliest_useful_access, keep_alive_until
 from memory_core.maintenance.locks import SCHEDULER_ACTOR, run_leased
 from memory_core.parts import EngineParts
 from memory_core.records import MemoryRecord
@@ -24,11 +24,13 @@ from memory_core.records import MemoryRecord
 log = logging.getLogger(__name__)
 
 
-def _near_expiry(parts: EngineParts, horizon: datetime, batch: int) -> Iterator[MemoryRecord]:
-    """Active, once-retrieved memories due by ``horizon``, in keyset pages (no long transaction)."""
+def _near_expiry(parts: EngineParts, horizon: datetime, accessed_since: datetime,
+                 batch: int) -> Iterator[MemoryRecord]:
+    """Active memories due by ``horizon`` and retrieved since ``accessed_since``, in keyset pages
+    (no long transaction)."""
     after = ""
     while True:
-        records = parts.repo.used_due_by(horizon, after, batch)
+        records = parts.repo.used_due_by(horizon, after, batch, accessed_since=accessed_since)
         if not records:
             return
         yield from records
@@ -42,7 +44,8 @@ def extend_used(parts: EngineParts, now: datetime, actor: str = SCHEDULER_ACTOR)
     settings = parts.settings
     horizon = now + timedelta(days=settings.expiry_lookahead_days)
     checked = extended = errors = 0
-    for record in _near_expiry(parts, horizon, settings.maintenance_batch_size):
+    since = earliest_useful_access(now, settings)
+    for record in _near_expiry(parts, horizon, since, settings.maintenance_batch_size):
         checked += 1
         until, score = keep_alive_until(record, now, settings)
         if until is None:

@@ -69,6 +69,18 @@ def dynamic_importance(record: MemoryRecord, now: datetime, settings: Settings) 
     return ImportanceScore(score=score, recency=recency, relevance=relevance, frequency=frequency)
 
 
+def earliest_useful_access(now: datetime, settings: Settings) -> datetime:
+    """No memory last retrieved before this can earn a new date (``keep_alive_until``).
+
+    Why: a memory that fades instead of expiring stays active past its date, so without this
+    bound the daily job would re-read every faded memory ever retrieved, every day, for ever.
+    Each term of the score is at most 5, so the score is at most 5 * (sum of the weights) and the
+    new date at most ``last access + days_per_point * that``; an older access ends before now."""
+    weights = (max(0.0, settings.importance_weight_recency) + max(0.0, settings.importance_weight_relevance)
+               + max(0.0, settings.importance_weight_frequency))
+    return now - timedelta(days=settings.keep_alive_days_per_point * 5.0 * weights)
+
+
 def keep_alive_until(record: MemoryRecord, now: datetime,
                      settings: Settings) -> tuple[datetime | None, ImportanceScore]:
     """The new expiry for a memory that earned one, else ``None`` (with the score either way).

@@ -49,7 +49,7 @@ from memory_core.types import MemoryStatus
 from memory_core.validation import check_memory_id, check_user_id, clean_text
 
 log = logging.getLogger(__name__)
-MAX_MEMORIES_SCANNED = 5000  # one user's active memories considered per planning run
+MAX_MEMORIES_SCANNED = 5000  # one user's newest active memories considered per planning run
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ class MergePlan:
 
 
 def active_memories(parts: EngineParts, user_id: str, limit: int = MAX_MEMORIES_SCANNED) -> list[MemoryRecord]:
-    """The user's active memories, oldest first."""
+    """The user's ``limit`` newest active memories, oldest first."""
     return parts.repo.active_memories(user_id, limit)
 
 

@@ -153,15 +153,18 @@ class MemoryReads(MemoryStore):
             return [(user_id, int(count or 0)) for user_id, count in rows]
 
     def active_memories(self, user_id: str, limit: int) -> list[MemoryRecord]:
-        """The user's active memories, oldest first (ties by id)."""
+        """The user's ``limit`` newest active memories, returned oldest first (ties by id).
+
+        The newest, because memories that fade stay active for good: an oldest-first window
+        would fill with years-old memories and never reach what the user said this week."""
         with self.session() as s:
-            rows = s.scalars(
+            rows = list(s.scalars(
                 select(MemoryRow)
                 .where(MemoryRow.user_id == user_id, MemoryRow.status == MemoryStatus.ACTIVE.value)
-                .order_by(MemoryRow.created_at, MemoryRow.memory_id)
+                .order_by(MemoryRow.created_at.desc(), MemoryRow.memory_id.desc())
                 .limit(limit)
-            )
-            return [to_record(row) for row in rows]
+            ))
+            return [to_record(row) for row in reversed(rows)]
 
     def recent_active_entities(self, user_id: str, limit: int) -> list[tuple[str, Sequence[str]]]:
         """(memory_id, entities) of the user's ``limit`` newest active memories: ids and entities
@@ -179,15 +182,20 @@ class MemoryReads(MemoryStore):
             ).all()
         return [(memory_id, _entity_list(raw)) for memory_id, raw in rows]
 
-    def used_due_by(self, horizon: datetime, after: str, limit: int) -> list[MemoryRecord]:
-        """Active memories retrieved at least once whose expiry falls by ``horizon``: one keyset
-        page (ids after ``after``, in id order), so a long scan holds no long transaction."""
+    def used_due_by(self, horizon: datetime, after: str, limit: int,
+                    accessed_since: datetime | None = None) -> list[MemoryRecord]:
+        """Active memories retrieved at least once (at or after ``accessed_since`` when given)
+        whose expiry falls by ``horizon``: one keyset page (ids after ``after``, in id order), so a
+        long scan holds no long transaction."""
+        conditions = [MemoryRow.status == MemoryStatus.ACTIVE.value, MemoryRow.expires_at.is_not(None),
+                      MemoryRow.expires_at <= horizon, MemoryRow.last_accessed_at.is_not(None),
+                      MemoryRow.memory_id > after]
+        if accessed_since is not None:
+            conditions.append(MemoryRow.last_accessed_at >= accessed_since)
         with self.session() as s:
             rows = s.scalars(
                 select(MemoryRow)
-                .where(MemoryRow.status == MemoryStatus.ACTIVE.value, MemoryRow.expires_at.is_not(None),
-                       MemoryRow.expires_at <= horizon, MemoryRow.last_accessed_at.is_not(None),
-                       MemoryRow.memory_id > after)
+                .where(*conditions)
                 .order_by(MemoryRow.memory_id)
                 .limit(limit)
             )
