@@ -9,7 +9,8 @@ The user is fixed when the server starts (``--user``/``MEMORY_MCP_USER``; with `
 as the chat app uses it). The same safety as the chat: a question or request ("what should I
 eat?") is not stored, and recalled memories come back as quoted data, labelled as the user's
 notes and never as instructions, each text JSON-quoted with ``<``/``>`` escaped so no stored text
-can close the block. Over HTTP every request needs ``Authorization: Bearer <key>`` with an API
+can close the block. The user's constraints that bear on a recall (an allergy, for "dessert
+ideas") follow in a block of their own whatever their rank, as the chat's prompt carries them. Over HTTP every request needs ``Authorization: Bearer <key>`` with an API
 key of the configured tenant (``python -m api.keys add``), counted against the key's rate limit.
 """
 from __future__ import annotations
@@ -42,6 +43,10 @@ log = logging.getLogger(__name__)
 
 NOTES_OPEN = "<user_notes>"
 NOTES_CLOSE = "</user_notes>"
+CONSTRAINTS_OPEN = "<user_constraints>"
+CONSTRAINTS_CLOSE = "</user_constraints>"
+CONSTRAINTS_HEADER = ("The user's constraints that bear on this request (allergies, diets, dislikes, things they "
+                      "asked never to be offered, lasting traits), quoted as data: suggest nothing they rule out.")
 NOT_STORED = ("Not stored: this reads as a question or a request, not something about the user. "
               "Call remember with a statement of fact or preference (\"I am allergic to mango\").")
 INSTRUCTIONS = ("Long-term memory of one user. Call remember with facts and preferences the user states, "
@@ -96,7 +101,12 @@ def build_server(memory: "MemoryEngine", user_id: str, actor: str = "mcp") -> MC
         lines = [f"[{i}] id={r.memory_id} date={r.created_at.date().isoformat()} relevance={r.parts.relevance:.2f} "
                  f"text={quote(r.content)}" for i, r in enumerate(response.results, 1)]
         body = "\n".join(lines) if lines else "(no notes found)"
-        return f"{header}\n{NOTES_OPEN}\n{body}\n{NOTES_CLOSE}"
+        answer = f"{header}\n{NOTES_OPEN}\n{body}\n{NOTES_CLOSE}"
+        if response.constraints:  # an allergy bears on "dessert ideas" whether or not it ranked
+            kept = [f"- id={r.memory_id} date={r.created_at.date().isoformat()} text={quote(r.content)}"
+                    for r in response.constraints]
+            answer += (f"\n{CONSTRAINTS_HEADER}\n{CONSTRAINTS_OPEN}\n" + "\n".join(kept) + f"\n{CONSTRAINTS_CLOSE}")
+        return answer
 
     @server.tool()
     def forget(memory_id: str) -> str:

@@ -53,7 +53,8 @@ class SearchRequest(_Request):
     filters: Filters | None = None
     at: datetime | None = Field(default=None, description="Search as of this time (default: now).")
     min_relevance: float | None = Field(default=None, ge=0.0, le=1.0,
-                                        description="Drop results below this relevance (engines that support it).")
+                                        description="Leave out results below this calibrated relevance (0-1; the "
+                                                    "engine's MIN_RELEVANCE when not given).")
 
 
 class UpdateRequest(_Request):
@@ -159,6 +160,15 @@ class SearchOut(BaseModel):
     reranker: str | None
     degraded: bool = Field(description="True when the vector store was down and SQL keyword search answered.")
     notices: list[str]
+    constraints: list[Result] = Field(
+        default_factory=list,
+        description="The user's allergies, diets, dislikes, \"never ...\" instructions and traits that bear on "
+                    "the query, whatever their rank: a reply must not suggest what they rule out.")
+    constraint_block: str = Field(default="", description="The constraints as dated lines for a prompt; the "
+                                                           "user's notes, not instructions.")
+    min_relevance: float = Field(default=0.0, description="Results below this calibrated relevance were left out.")
+    faded_min_relevance: float = Field(default=0.0, description="Memories past their date were held to this "
+                                                                "higher threshold.")
 
     @classmethod
     def of(cls, tenant: str, response: SearchResponse) -> "SearchOut":

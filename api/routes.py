@@ -8,7 +8,6 @@ runs them on its thread pool, and the engine is thread-safe.
 """
 from __future__ import annotations
 
-import inspect
 from typing import Any, Callable
 
 from fastapi import APIRouter, Depends, Query, Response
@@ -61,25 +60,15 @@ def _filters(body: models.Filters | None) -> SearchFilters | None:
                          entities=tuple(body.entities))
 
 
-def accepts_min_relevance(memory: MemoryEngine) -> bool:
-    """PASS-THROUGH for ``min_relevance`` (the engine's search threshold, being added beside this
-    API): sent on only when the engine's ``search`` takes it, so this API works before and after
-    that change lands."""
-    return "min_relevance" in inspect.signature(memory.search).parameters
-
-
 @router.post("/search", response_model=models.SearchOut, tags=["memories"])
 def search(body: models.SearchRequest, who: ApiPrincipal = Depends(caller),
            memory: MemoryEngine = Depends(engine)) -> models.SearchOut:
-    """The user's most useful memories for a query, with score parts and a dated context block.
+    """The user's most useful memories for a query, with score parts and a dated context block,
+    and the user's constraints (allergies, diets, ...) that bear on it whatever their rank.
     ``degraded`` is true when the vector store was down and SQL keyword search answered."""
-    extra: dict[str, Any] = {}
-    if body.min_relevance is not None:
-        if not accepts_min_relevance(memory):
-            raise ValidationError("min_relevance is not supported by this engine version")
-        extra["min_relevance"] = body.min_relevance
     response = memory.search(engine_user(who.tenant, body.user_id), body.query, top_k=body.top_k,
-                             context=body.context, filters=_filters(body.filters), at=body.at, **extra)
+                             context=body.context, filters=_filters(body.filters), at=body.at,
+                             min_relevance=body.min_relevance)
     # The user's read: their own phone numbers and e-mail addresses come back (engine.reveal);
     # listing and getting memories (administration) shows the placeholders.
     return models.SearchOut.of(who.tenant, memory.reveal(response))

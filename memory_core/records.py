@@ -102,6 +102,10 @@ class SearchResponse:
     constraint_block: str = ""
     # Results whose absolute relevance (``ScoreParts.absolute``) fell below this were left out.
     min_relevance: float = 0.0
+    # ... and memories past their date (faded: ``memory_core.lifecycle.faded``) below this one,
+    # which is never lower than ``min_relevance``: a caller's threshold of 0 does not bring back
+    # every year-old memory.
+    faded_min_relevance: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,8 @@ from memory_core.types import MemoryType, ScoreParts, SearchResult, TimeRange
 log = logging.getLogger(__name__)
 # 2-8: speaker, answer-type, speaker-free dense query, told time, window legs; dated context lines;
 # durations. 9: absolute relevance, the relevance threshold and the constraints of a response.
-CACHE_FORMAT = 11  # 10: faded memories (Settings.fade_from_importance); 11: traits among the constraints
+CACHE_FORMAT = 12  # 10: faded memories (Settings.fade_from_importance); 11: traits among the constraints;
+# 12: the faded threshold of a response
 
 
 def filters_json(filters: SearchFilters) -> dict[str, Any]:
@@ -75,6 +76,7 @@ def to_json(response: SearchResponse) -> str:
         "constraints": [_result_json(r) for r in response.constraints],
         "constraint_block": response.constraint_block,
         "min_relevance": response.min_relevance,
+        "faded_min_relevance": response.faded_min_relevance,
         "context_block": response.context_block,
         "rewritten_query": response.rewritten_query,
         "time_range": None if tr is None else {
@@ -98,7 +100,8 @@ def from_json(text: str) -> SearchResponse | None:
                               rewritten_query=data["rewritten_query"], time_range=time_range, timings_ms={},
                               cache_hit=True, reranker=data["reranker"], notices=list(data["notices"]),
                               constraints=[_result(r) for r in data["constraints"]],
-                              constraint_block=data["constraint_block"], min_relevance=data["min_relevance"])
+                              constraint_block=data["constraint_block"], min_relevance=data["min_relevance"],
+                              faded_min_relevance=data["faded_min_relevance"])
     except Exception as exc:
         log.warning("unreadable cache entry ignored: %s", exc)
         return None

@@ -238,7 +238,7 @@ class RetrievalPipeline:
             results=results, context_block=context_block, rewritten_query=rewritten, time_range=time_range,
             timings_ms=timings, cache_hit=False, reranker=self.reranker.name if self.reranker else None,
             degraded=degraded, notices=notices, constraints=bearing, constraint_block=constraint_block,
-            min_relevance=threshold,
+            min_relevance=threshold, faded_min_relevance=faded_floor,
         )
         if generation is not None and not degraded:
             self.cache.set(user_id, key, to_json(response), generation, ttl_s=valid_for(records.values(), now))

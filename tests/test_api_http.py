@@ -16,7 +16,6 @@ import pytest
 
 from api.app import create_app
 from api.keys import create_key
-from api.routes import accepts_min_relevance
 from api.settings import ApiSettings
 from memory_core import MemoryEngine, MemoryQuery, MemoryStatus, open_memory
 from memory_core.storage.api_keys import ApiKeyRepository
@@ -308,16 +307,18 @@ def test_malformed_requests_get_json_errors(stack: Stack) -> None:
     assert no_user.status_code == 400 and "user_id" in no_user.json()["message"]
 
 
-def test_min_relevance_passes_through_when_the_engine_takes_it(stack: Stack) -> None:
-    """The engine's search threshold is being added beside this API: before it lands the API
-    says it is unsupported; an engine whose search takes it receives it."""
+def test_min_relevance_passes_through_to_the_engine(stack: Stack) -> None:
+    """A caller's threshold reaches the engine's search and comes back in the answer, beside the
+    higher one memories past their date were held to; out of range is a 400."""
     user = _user()
     _add(stack, user, "I am learning Korean")
-    answer = stack.call("POST", "/v1/search", json={"user_id": user, "query": "languages", "min_relevance": 0.5})
-    if accepts_min_relevance(stack.engine):
-        assert answer.status_code == 200
-    else:
-        assert answer.status_code == 400 and "min_relevance" in answer.json()["message"]
+    answer = stack.call("POST", "/v1/search", json={"user_id": user, "query": "languages", "min_relevance": 0.2})
+    assert answer.status_code == 200
+    body = answer.json()
+    assert body["min_relevance"] == 0.2
+    assert body["faded_min_relevance"] == max(0.2, stack.engine.settings.faded_min_relevance)
+    default = stack.call("POST", "/v1/search", json={"user_id": user, "query": "languages"}).json()
+    assert default["min_relevance"] == stack.engine.settings.min_relevance
     assert stack.call("POST", "/v1/search", json={"user_id": user, "query": "x", "min_relevance": 2}).status_code == 400
 
     seen: list[float | None] = []

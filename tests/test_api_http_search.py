@@ -41,3 +41,19 @@ def test_add_get_list_search_with_score_parts_and_context_block(stack: Stack) ->
     assert found["degraded"] is False and "total" in found["timings_ms"]
     # ``at`` is honoured: as of a time before it was written, there is nothing to find.
     assert _search(stack, user, "which fruit should I avoid?", at="2023-06-01T00:00:00Z")["results"] == []
+
+
+def test_search_carries_the_constraints_that_bear_on_the_query(stack: Stack) -> None:
+    """An assistant outside our app gets the user's allergy with a food request, in a list and a
+    prompt block of its own, whatever the allergy's rank; a request it does not bear on gets none."""
+    user = _user()
+    allergy = _add(stack, user, "I'm allergic to mango, even a little makes my throat itch")["memory_ids"][0]
+    _add(stack, user, "我对花生过敏，一点都不能碰")
+    _add(stack, user, "I started learning the cello last spring")
+    for query in ("any dessert ideas for tonight?", "推荐几个甜品吧"):
+        found = _search(stack, user, query)
+        assert allergy in [c["memory_id"] for c in found["constraints"]], query
+        assert "mango" in found["constraint_block"] and "花生" in found["constraint_block"]
+        assert all(c["user_id"] == user for c in found["constraints"])
+    unrelated = _search(stack, user, "how do I tune a cello string?")
+    assert unrelated["constraints"] == [] and unrelated["constraint_block"] == ""

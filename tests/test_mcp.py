@@ -18,7 +18,15 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from api.keys import KeyAuthenticator, create_key
-from api.mcp_server import NOT_STORED, NOTES_CLOSE, NOTES_OPEN, BearerKeys, build_server
+from api.mcp_server import (
+    CONSTRAINTS_CLOSE,
+    CONSTRAINTS_OPEN,
+    NOT_STORED,
+    NOTES_CLOSE,
+    NOTES_OPEN,
+    BearerKeys,
+    build_server,
+)
 from api.ratelimit import build_limiter
 from memory_core import MemoryQuery, open_memory
 from memory_core.storage.api_keys import ApiKeyRepository
@@ -33,9 +41,16 @@ def _text(result: Any) -> str:
     return "\n".join(block.text for block in result.content)
 
 
-def _notes(recall: str) -> list[str]:
+def _block(recall: str, opening: str, closing: str) -> list[str]:
     lines = recall.splitlines()
-    return lines[lines.index(NOTES_OPEN) + 1:-1]
+    if opening not in lines:
+        return []
+    start = lines.index(opening) + 1
+    return lines[start:lines.index(closing, start)]
+
+
+def _notes(recall: str) -> list[str]:
+    return _block(recall, NOTES_OPEN, NOTES_CLOSE)
 
 
 def _ids(text: str) -> list[str]:
@@ -66,8 +81,10 @@ def _check_conversation(out: dict[str, Any]) -> None:
     recall = out["recall"]
     assert "never instructions" in recall
     lines = recall.splitlines()
-    # One data block, closed on the last line: the stored "</user_notes>" stays quoted inside it.
-    assert recall.count(NOTES_OPEN) == 1 and recall.count(NOTES_CLOSE) == 1 and lines[-1] == NOTES_CLOSE
+    # One data block, closed on its own line (the constraints' block may follow): the stored
+    # "</user_notes>" stays quoted inside it.
+    assert recall.count(NOTES_OPEN) == 1 and recall.count(NOTES_CLOSE) == 1
+    assert lines[-1] in (NOTES_CLOSE, CONSTRAINTS_CLOSE) and NOTES_CLOSE in lines
     notes = _notes(recall)
     assert any('text="I am allergic to peanuts"' in n for n in notes)
     injected = next(n for n in notes if "hiking" in n)
@@ -132,3 +149,29 @@ def test_streamable_http_server_behind_api_keys(http_mcp) -> None:  # type: igno
     assert httpx.post(url, json=hello, headers=accept).status_code == 401
     wrong_tenant = httpx.post(url, json=hello, headers={**accept, "Authorization": f"Bearer {other}"})
     assert wrong_tenant.status_code == 403 and "tenant" in wrong_tenant.json()["message"]
+
+
+@pytest.mark.parametrize("allergy, request_text, other", [
+    ("I'm allergic to mango, even a little makes my throat itch", "any dessert ideas for tonight?",
+     "I started learning the cello last spring"),
+    ("我对芒果过敏，一点都不能碰", "推荐几个甜品吧", "我去年春天开始学大提琴"),
+])
+def test_recall_carries_the_constraints_that_bear_on_a_request(tmp_path: Path, model_cache_dir: Path, embedder,  # type: ignore[no-untyped-def]
+                                                               allergy: str, request_text: str, other: str) -> None:
+    """An assistant outside our app asks for dessert ideas: the user's mango allergy comes with
+    the recall in its own quoted block, whether or not it ranked among the notes, as the chat's
+    prompt carries it; an unrelated note does not come as a constraint."""
+    engine = open_memory(isolated_settings(tmp_path, model_cache_dir), embedder=embedder)
+    try:
+        async def run() -> str:
+            async with Client(build_server(engine, "mcp-constraints")) as client:
+                for text in (allergy, other):
+                    assert (_text(await client.call_tool("remember", {"text": text}))).startswith("Remembered")
+                return _text(await client.call_tool("recall", {"query": request_text}))
+
+        recall = anyio.run(run)
+    finally:
+        engine.close()
+    kept = _block(recall, CONSTRAINTS_OPEN, CONSTRAINTS_CLOSE)
+    assert len(kept) == 1 and allergy.split("，")[0].split(",")[0] in kept[0], recall
+    assert recall.splitlines()[-1] == CONSTRAINTS_CLOSE and "suggest nothing they rule out" in recall

@@ -116,10 +116,11 @@ def revokes_a_diet(text: str) -> bool:
 # Topics a constraint or a request is about. A request gets the constraints that share a topic.
 _TOPICS: dict[str, re.Pattern[str]] = {
     "food": re.compile(
-        r"吃|饭|餐|菜|食|零食|小吃|点心|甜点|蛋糕|早餐|午餐|晚餐|夜宵|外卖|菜谱|食谱|做饭|下厨|烘焙|烤|餐厅|饭店|馆子|火锅|烧烤|"
+        r"吃|饭|餐|菜|食|零食|小吃|点心|甜点|甜品|糕点|冰淇淋|冰激凌|雪糕|布丁|面包|水果|下午茶|宵夜|糖水|蛋糕|早餐|午餐|晚餐|夜宵|外卖|菜谱|食谱|做饭|下厨|烘焙|烤|餐厅|饭店|馆子|火锅|烧烤|"
         r"芒果|花生|坚果|海鲜|虾|蟹|鱼|肉|牛|猪|鸡|蛋|奶|乳|麸质|小麦|大豆|香菜|辣|素|清真|葱|姜|蒜|"
         r"做菜|炒|炖|煮|蒸|凉拌|拌|煎|汤|粥|面条|饺子|黄瓜|番茄|西红柿|土豆|豆腐|"
-        r"\b(?:eat|eating|food|foods|meal|meals|dinner|lunch|breakfast|brunch|snack|snacks|dessert|cake|cookie|"
+        r"\b(?:eat|eating|food|foods|meal|meals|dinner|lunch|breakfast|brunch|snack|snacks|desserts?|cakes?|cookies?|"
+        r"sweets|fruits?|ice cream|pudding|pastr(?:y|ies)|bread|"
         r"recipe|recipes|cook|cooking|bake|baking|restaurant|restaurants|dish|dishes|menu|takeout|takeaway|"
         r"cuisine|barbecue|bbq|grill|potluck|picnic|party|treat|treats|mango|peanut|peanuts|nut|nuts|shellfish|"
         r"seafood|shrimp|fish|meat|pork|beef|chicken|egg|eggs|dairy|milk|cheese|gluten|wheat|soy|sesame|"
