@@ -95,6 +95,10 @@ class Settings(BaseSettings):
     # with my grandmother." / "My grandmother lives with me." embed at .975, different facts such
     # as "对芒果过敏" / "对花生过敏" at .96, so the words decide, not the cosine.
     dedup_paraphrase_similarity: float = 0.95
+    # A shorter repeat that adds no word of its own once its filler is gone ("fyi I'm left-handed"
+    # after "I'm left-handed, so scissors are my enemy": .889) refreshes the memory from this
+    # cosine (memory_core.text.repeats.adds_nothing; the words decide, as above).
+    dedup_repeat_similarity: float = Field(default=0.85, ge=0.0, le=1.0)
     # add_many writes in stages of about this many chunks; the model embeds the next stage while
     # the current one is analysed, stored and checked (see WritePipeline.add_many). Big stages win
     # on 2 cores: the near-duplicate, conflict and insert steps cost per user and per stage, and
@@ -136,6 +140,12 @@ class Settings(BaseSettings):
     # LoCoMo temporal questions (one fp32 store), 0 / 0.3 / 0.6 / 1.0: recall@10 .798 / .803 /
     # .812 / .813, NDCG@10 .640 / .672 / .690 / .695; other categories within +-.003.
     when_answer_boost: float = Field(default=0.6, ge=0.0)
+    # What is not the user's own fact ranks lower, its fused relevance multiplied by this (1 = off):
+    # for a question about the user alone ("what's my job?", "我现在喝咖啡吗"), a relative's,
+    # colleague's or he / she's fact ("my sister just got a job at Pfizer", "我爸糖尿病又严重了";
+    # memory_core/text/subject.py, names are not read as someone else); for any question but one
+    # about wishes or plans, a wish or a what-if ("要是我老家在海边就好了"; memory_core/text/mood.py).
+    not_own_fact_factor: float = Field(default=0.5, gt=0.0, le=1.0)
     # A time the query names also admits up to this many memories (newest first) whose own words
     # tell of a time inside it (``memory_core.text.event_time``); 0 turns that off.
     event_window_ids: int = Field(default=512, ge=0, le=16384)

@@ -27,6 +27,8 @@ from memory_core.scoring import final_score, recency, rrf_sum
 from memory_core.text.answer_type import asks_when, states_time
 from memory_core.text.constraints import bears_on
 from memory_core.text.speaker import query_names_speaker, speaker_label
+from memory_core.text.mood import asks_about_wishes, is_irrealis
+from memory_core.text.subject import about_someone_else, asks_about_the_user
 from memory_core.types import MemoryStatus, ScoreParts, SearchResult, TimeRange
 
 
@@ -71,6 +73,8 @@ def fused_relevance(c: Candidate, recipe: Recipe) -> float:
         fused *= 1.0 + tuning.speaker_match_boost
     if c.answers_when:
         fused *= 1.0 + tuning.when_answer_boost
+    if c.not_own_fact:
+        fused *= tuning.not_own_fact_factor
     return fused
 
 
@@ -119,9 +123,14 @@ def mark_answer_matches(candidates: list[Candidate], records: dict[str, MemoryRe
     ("What did Caroline research?" -> "Caroline: ..."; a question about a person is answered
     by their own lines far more often than by the replies that address them by name), and,
     for a question that asks when, the memories that state a time (memory_core/text/
-    speaker.py and answer_type.py)."""
+    speaker.py and answer_type.py); and, for a question about the user alone ("what's my job
+    now?"), the memories that are another person's facts ("my sister just got a job at
+    Pfizer"), and for any question but one about wishes, the wishes and what-ifs ("要是我老家在
+    海边就好了"): these rank lower (memory_core/text/subject.py, mood.py)."""
     speakers = recipe.speaker_boost_on()
     when = recipe.when_boost_on() and asks_when(query)
+    about_me = recipe.not_own_fact_on() and asks_about_the_user(query)
+    facts_only = recipe.not_own_fact_on() and not asks_about_wishes(query)
     for c in candidates:
         content = records[c.memory_id].content
         if speakers:
@@ -129,6 +138,8 @@ def mark_answer_matches(candidates: list[Candidate], records: dict[str, MemoryRe
             c.speaker_named = label is not None and query_names_speaker(query, label)
         if when:
             c.answers_when = states_time(content)
+        if about_me or facts_only:
+            c.not_own_fact = (about_me and about_someone_else(content)) or (facts_only and is_irrealis(content))
 
 
 def score(candidates: list[Candidate], records: dict[str, MemoryRecord], now: datetime, recipe: Recipe,

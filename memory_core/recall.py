@@ -52,6 +52,7 @@ class Candidate:
     core: bool = False
     speaker_named: bool = False  # the query names the speaker of this transcript line
     answers_when: bool = False  # the query asks "when" and this memory states a time
+    not_own_fact: bool = False  # the query asks about the user's facts; this is another's fact or a wish
     rerank: float | None = None
 
 

@@ -43,6 +43,7 @@ class Tuning:
     neighbour_prev_share: float
     speaker_match_boost: float  # 0 = the speaker part off
     when_answer_boost: float  # 0 = the answer-type part off
+    not_own_fact_factor: float  # 1 = a question about the user ranks others' facts and wishes alike
     event_window_ids: int  # memories that tell of the named time admitted to its window
     weight_relevance: float
     weight_importance: float
@@ -111,6 +112,9 @@ class Recipe:
     # The parts a speaker / answer-type / neighbour / event-time step needs on to run at all.
     def speaker_boost_on(self) -> bool:
         return self.speaker and self.resolved_tuning.speaker_match_boost > 0
+
+    def not_own_fact_on(self) -> bool:
+        return self.speaker and self.resolved_tuning.not_own_fact_factor < 1
 
     def when_boost_on(self) -> bool:
         return self.answer_type and self.resolved_tuning.when_answer_boost > 0

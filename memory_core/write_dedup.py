@@ -16,6 +16,7 @@ import numpy as np
 from memory_core.config import Settings
 from memory_core.records import MemoryRecord
 from memory_core.text.facts import is_paraphrase, same_values
+from memory_core.text.repeats import adds_nothing
 from memory_core.text.similarity import bigram_jaccard, normalize_for_compare
 from memory_core.text.speaker import speaker_label
 from memory_core.types import MemoryStatus
@@ -44,7 +45,8 @@ class DuplicateFinder:
     @property
     def floor(self) -> float:
         """The cosine below which no pair can be a duplicate (``is_duplicate``'s cheap test)."""
-        return min(self.settings.dedup_similarity, self.settings.dedup_paraphrase_similarity - 0.05)
+        return min(self.settings.dedup_similarity, self.settings.dedup_paraphrase_similarity - 0.05,
+                   self.settings.dedup_repeat_similarity)
 
     def is_duplicate(self, text: str, other_text: str, cosine: float) -> bool:
         """The same fact: the same values (numbers, codes, "A+" / "A-", days, people, negation:
@@ -63,7 +65,8 @@ class DuplicateFinder:
             return True
         if speaker_label(text) is not None or speaker_label(other_text) is not None:
             return False  # a transcript's turns are records of what was said, each kept
-        return is_paraphrase(text, other_text, cosine, self.settings.dedup_paraphrase_similarity)
+        return (is_paraphrase(text, other_text, cosine, self.settings.dedup_paraphrase_similarity)
+                or adds_nothing(text, other_text, cosine, self.settings.dedup_repeat_similarity))
 
     def close_ids(self, chunks: Sequence[Chunk], existing_ids: Mapping[str, str], nearest: Nearest) -> list[str]:
         """The stored memories whose rows ``mark`` reads: those close enough to a chunk that is

@@ -21,3 +21,33 @@ def test_questions_and_requests(text: str) -> None:
 ])
 def test_statements_are_remembered(text: str) -> None:
     assert not is_question_or_request(text)
+
+
+@pytest.mark.parametrize("text", [
+    "我牙医是男的还是女的来着", "番茄炒蛋先放蛋还是先放番茄", "周末去爬山还是去看电影", "年化2.8算高还是低",
+    "狗狗打疫苗前能洗澡还是不能", "我是单身还是有对象了", "你是要去还是不去",
+])
+def test_either_or_questions_ask(text: str) -> None:
+    """"A 还是 B" asks which, with no 吗 and no question mark."""
+    assert is_question_or_request(text)
+
+
+@pytest.mark.parametrize("text", [
+    "我还是喜欢吃辣", "我今年还是要去北京", "我最后还是去了北京", "我选了北大还是觉得清华好", "我现在还是住在成都",
+    "想来想去还是辞职了", "我还是不太喜欢香菜", "猫粮还是原来那个牌子", "纠结了很久 还是买了小米",
+    "云南机票太贵了 改去成都了", "洗牙改到下周三了",  # 改 of a change made, not "edit this"
+])
+def test_still_and_after_all_are_statements(text: str) -> None:
+    """还是 as "still" or "after all", or a choice already made: a fact to remember."""
+    assert not is_question_or_request(text)
+
+
+@pytest.mark.parametrize("text, small", [
+    ("好嘞 懂了", True), ("新年快乐呀", True), ("hey how's it going", True), ("lol ok thanks, that's all for today", True),
+    ("talk later!", True), ("新年快乐 我今年升职了", False), ("that's all I have for rent this month", False),
+    ("how are you? I just got back from Lisbon", False),
+])
+def test_greetings_and_sign_offs_are_small_talk(text: str, small: bool) -> None:
+    from memory_core.text.intent import is_small_talk
+
+    assert is_small_talk(text) is small

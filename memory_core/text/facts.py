@@ -250,13 +250,16 @@ def statement_words(text: str) -> str:
     return statement_part(body) or body
 
 
-_CHANGE = re.compile(r"换了|改了|改成|换成|变成|新的|新号|新车|搬|现在|不再|已经不|升|转学|转到|调到|改去|改到|离开|辞职|跳槽|"
+_CHANGE = re.compile(r"换了|换\w{1,3}了|改了|改成|换成|变成|新的|新号|新车|搬|现在|不再|已经不|升|转学|转到|调到|改去|改到|离开|辞职|跳槽|"
+                     r"涨到|涨了|降到|入了|"
                      r"入职|分手|结婚|离婚|提了|换号|开始|(?<!受)(?<!吃)不.{0,2}了$|不再?(?:去|用|做|玩|住|在)[^，。！!？?]{1,8}了|"
                      r"\bdivorce\b|\bsplit up\b|\bbroke up\b|\bengaged\b|\bretired\b|"
                      r"\bnew\b|\bchanged?\b|\bnow\b|\bupdated?\b|\bupdate:|\bswitched\b|\bmoved\b|\banymore\b|"
                      r"\bno longer\b|\bbecame\b|\bupgraded\b|\bquit\b|\bleft\b|\bjoined\b|\bstarted\b|"
                      r"\btransferred\b|\bpromoted\b|\bbroke up\b|\bgot married\b|\bdivorced\b|\bthese days\b|"
-                     r"\bnowadays\b|\bfinally\b|\bturns out\b|\bactually\b|\bnot any ?more\b", _I)
+                     r"\bnowadays\b|\bfinally\b|\bturns out\b|\bactually\b|\bnot any ?more\b|\bfirst day\b|\btraded\b|"
+                     r"\b(?:put|puts|went|goes|gone) (?:the \w+ )?(?:up|down)\b|\b(?:raised|increased) (?:the|it|my|our|to)\b|"
+                     r"\bregistered with\b", _I)
 
 
 @lru_cache(maxsize=8192)

@@ -27,6 +27,19 @@ _CJK = "\u3400-\u4dbf\u4e00-\u9fff"
 # ---- Chinese ---------------------------------------------------------------------------------
 _ZH_FINAL_PARTICLE = re.compile(r"(?:吗|么|嘛|呢|没有|不)\s*[?？!！。.~～…]*\s*$")
 _ZH_A_NOT_A = re.compile(rf"([{_CJK}])[不没]\1|有没有|是否|可否|能否|要不要|可不可以")
+# "A 还是 B" asks which ("我牙医是男的还是女的来着", "先放蛋还是先放番茄", "年化2.8算高还是低",
+# "能洗澡还是不能"): 还是 between two choices. Said right after the subject or a time word, or
+# before 觉得 / 想 / 要 / 不太 ..., it is "still" or "after all" ("我还是喜欢吃辣", "我今年还是要去
+# 北京", "我选了北大还是觉得清华好", "后来还是没去", "想来想去还是辞职了", "猫粮还是原来那个牌子"):
+# a statement. So is a choice already made (the clause ends in 了).
+_OR = r"[^，,。.!！?？\s我你他她它们在年来终后天还了得](?<!来想去)还是"
+_CHOICE_B = (r"(?:(?!觉得|想|会|得|要|在|很|挺|没|不|那|这|算了|一样|老|原来|以前|之前)[^，,。.!！?？\s]{1,12}"
+             r"|不[^，,。.!！?？\s]{0,3}\s*$)")
+_ZH_EITHER_OR = re.compile(
+    # the first choice opened by 是 / 先 / 要 ...: "是单身还是有对象了" asks, whatever its end
+    rf"(?:是|先|要|去|用|买|选|喝|吃|坐|住|穿|报|算|学|能|该)[^，,。.!！?？\s了]{{0,10}}{_OR}{_CHOICE_B}|"
+    # otherwise a choice already made ends in 了: "想来想去还是辞职了"
+    rf"{_OR}{_CHOICE_B}(?<!了)(?<!了吧)\s*$")
 # Question words. Indefinite and embedded uses are removed before this is applied.
 _ZH_WH = re.compile(r"什么|什麼|啥|哪|几|幾|多少|谁|誰|怎么|怎麼|怎样|咋|为什么|為什麼|为啥|何时|何地|多久|多长时间|"
                     r"多大|多高|多远|多重|多贵|多少钱")
@@ -75,7 +88,9 @@ _EN_IMPERATIVE = re.compile(
     r"help|calculate|compute|convert|check|look up|search|book|order|set|schedule|send|fix|debug|rewrite|"
     r"proofread|edit|name|pick|choose|plan|compare|define|teach|quiz|brainstorm|outline|recommend|suggest|"
     r"tell|remind|read)\b(?! me\b (?:know|be)\b)", _I)
-_ZH_IMPERATIVE = re.compile(r"^(?:请|麻烦|帮忙)?(?:写|翻译|总结|解释|生成|列|列出|起个|起一个|算|查|讲|说说|推荐|改|润色|"
+# 改 and 算 open a request ("改一下这段", "算一下"), not a change or a verdict ("改去成都了", "算了").
+_ZH_IMPERATIVE = re.compile(r"^(?:请|麻烦|帮忙)?(?:写|翻译|总结|解释|生成|列|列出|起个|起一个|算(?![了是])|查|讲|说说|推荐|"
+                            r"改(?![去到成为签期天了])|润色|"
                             r"出个|出一个|想个|想一个|想几个|编|做个|做一个|画|教我|教教我|给我讲|帮我)")
 
 # Reactions and acknowledgements that say nothing about the user ("haha thanks, that's wild").
@@ -83,9 +98,13 @@ _ACK_WORDS = re.compile(
     r"\b(?:lol|lmao|rofl|haha+|hehe+|omg|wow|whoa|cool|nice|great|awesome|thanks|thank you|thx|ty|ok|okay|k|"
     r"sure|yes|yeah|yep|no|nope|got it|sounds good|makes sense|that'?s (?:wild|crazy|funny|great|cool|nice|awesome|"
     r"fair|true|it)|no worries|np|cheers|bye|good night|good morning|hi|hello|hey|worked|it worked|perfect|"
-    r"interesting|fair enough|right|true|exactly|agreed|totally|ha)\b|"
+    r"interesting|fair enough|right|true|exactly|agreed|totally|ha|"
+    r"that'?s (?:all|it) (?:for (?:now|today|tonight))?|talk (?:to you )?(?:later|soon|tomorrow)|see (?:you|ya)(?: later)?|"
+    r"catch you later|have a (?:good|nice|great) (?:one|day|night|evening|weekend)|happy new year|merry christmas|"
+    r"happy holidays|how'?s it going|how are you(?: doing)?|how have you been|what'?s up|sup|how'?s your day)\b|"
     r"哈+|呵+|嘿+|谢谢|多谢|感谢|好的|好吧|嗯+|哦+|噢+|收到|明白|知道了|没事|不客气|厉害|牛|赞|有道理|对对|是的|好滴|好哒|行|可以|"
-    r"晚安|早安|拜拜|再见|你好|嗨|666|绝了|笑死|太好了|不错", _I)
+    r"晚安|早安|拜拜|再见|你好|嗨|666|绝了|笑死|太好了|不错|好嘞|好哒|懂了|了解|明白了|知道啦|ok|"
+    r"(?:新年|春节|元旦|中秋|端午|节日|圣诞|国庆|周末)快乐|你好吗|最近好吗|在吗|在不在|早上好|晚上好|下午好", _I)
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|we|we're|our|us)\b|我", _I)
 
 
@@ -218,7 +237,7 @@ def _zh_kind(clause: str) -> str:
     if re.search(r"[?？]\s*$", body) or _ZH_FINAL_PARTICLE.search(body):
         return "question"
     plain = _ZH_INDEFINITE.sub(" ", body)
-    if _ZH_A_NOT_A.search(plain) or _ZH_WH.search(plain):
+    if _ZH_A_NOT_A.search(plain) or _ZH_WH.search(plain) or _ZH_EITHER_OR.search(plain):
         return "question"
     return "statement"
 

@@ -154,7 +154,9 @@ def subject_before(text: str, position: int) -> str:
 # The end of the first statement: Chinese and other stops, and an English full stop before a
 # capital ("Sold the old car. Charging is new to me": "Charging" is no name of whom the first is
 # about), not after a title or an initial ("Dr. Obi", "J. Smith").
-_STATEMENT_END = re.compile(r"[。！？!?；;\n]|(?<![A-Z][a-z])(?<![A-Z])\.\s+(?=[A-Z])")
+# Chinese typed without punctuation ends a statement with a space ("洗牙那个预约取消了 医生临时有事").
+_STATEMENT_END = re.compile(r"[。！？!?；;\n]|(?<![A-Z][a-z])(?<![A-Z])\.\s+(?=[A-Z])|"
+                            r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])")
 
 
 # What someone teaches, lets, makes or helps the user do is the user's own doing: "孙子教会我用微信
@@ -200,3 +202,42 @@ def _verb_position(text: str, end: int) -> int:
 def same_subject(a: str, b: str) -> bool:
     """Whether two texts, as wholes, are about the same person."""
     return subject_of(a) == subject_of(b)
+
+
+# ---- ranking: a question about the user, a memory about someone else -------------------------
+_PEOPLE_WORDS = re.compile(
+    r"\b(?:family|families|people|person|someone|somebody|anyone|anybody|everyone|everybody|relatives?|"
+    r"he|she|him|her|his|hers|they|them|their|who|whom|whose)\b|"
+    r"兄弟|姐妹|亲戚|家里人|家人|别人|谁|他|她", _I)
+_ME_AND = re.compile(r"^\W*(?:me|i) and\b", _I)
+
+
+def mentions_a_person(text: str) -> bool:
+    """Whether ``text`` names or points to anyone besides the user: a relative or colleague
+    (either language, 我爸 included), a name at the head of a clause, he / she, "family", 谁."""
+    words = {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z\-']*", text)}
+    if words & PERSON_NOUNS_EN or {w[:-2] for w in words if w.endswith("'s")} & PERSON_NOUNS_EN:
+        return True
+    if _PERSON_ZH_RE.search(text) or _MY_KIN_ZH.search(text) or _PEOPLE_WORDS.search(text):
+        return True
+    return subject_of(text).startswith("name:")
+
+
+@lru_cache(maxsize=4096)
+def asks_about_the_user(query: str) -> bool:
+    """A question about the user alone ("what's my job right now?", "我现在喝咖啡吗"): in the
+    first person, with no one else in it. Asked about a sister or "Felix", it is not."""
+    first_person = _SELF.search(query) is not None or re.search(r"\b(?:we|our|us)\b", query, _I) is not None
+    return first_person and not mentions_a_person(query) and subject_of(query) == "self"
+
+
+@lru_cache(maxsize=16384)
+def about_someone_else(text: str) -> bool:
+    """A memory whose fact is a relative's, a colleague's or a he / she's ("my sister just got a
+    job at Pfizer", "我爸糖尿病又严重了"), not the user's. Names are left out: the user's own
+    name or a pet's opens a memory as often as another person's does. A transcript line belongs
+    to its speaker, which the speaker part ranks."""
+    if speaker_label(text) is not None or _ME_AND.search(text):
+        return False
+    subject = subject_of(text)
+    return subject.startswith("rel:") or subject == "other"

@@ -36,6 +36,7 @@ from memory_core.text.facts import corrects, says_change, says_correction, twin_
 from memory_core.text.lang import is_cjk
 from memory_core.text.speaker import speaker_label
 from memory_core.text.expansion import slots_asked
+from memory_core.text.mood import is_irrealis
 from memory_core.text.subject import PERSON_NOUNS_ZH, subject_of
 
 _I = re.IGNORECASE
@@ -148,6 +149,8 @@ def answers_a_slot(text: str, context: str | None) -> bool:
 def supersedes_text(newer: str, older: str) -> bool:
     """True when ``newer`` gives a new value to a fact ``older`` states, or says it again with
     more, about the same person (see the module docstring and ``updates.py``)."""
+    if is_irrealis(newer):
+        return False  # a wish or a what-if names a value without stating it (memory_core/text/mood.py)
     f_new, f_old = facts_of(newer), facts_of(older)
     if f_new.question or f_old.question:
         return False

@@ -21,8 +21,10 @@ from memory_core.text.subject import subject_of
 _I = re.IGNORECASE
 STATES_FILE = Path(__file__).with_name("states.json")
 # A state ends ("药已经停了", "quit", "no longer") without a negation word.
-_STOPPED = re.compile(r"停了|停药|戒了|不再|放弃了|\bstopped\b|\bquit\b|\bgave up\b|\bno longer\b|\bnot any ?more\b|"
-                      r"\banymore\b", _I)
+_STOPPED = re.compile(r"停了|停药|戒了|戒掉|戒\w{1,2}了|不再|放弃了|卖了|卖掉|被偷|丢了|送人了|没了|"
+                      r"\bstopped\b|\bquit\b|\bgave up\b|\bno longer\b|\bnot any ?more\b|\banymore\b|"
+                      r"\bcut out\b|\bsold\b|\bgot rid of\b|\bgave (?:it |him |her |them )?away\b|\bwas stolen\b|"
+                      r"\bgot stolen\b|\b\w+-free\b", _I)
 
 
 _DIED = re.compile(r"\bpassed away\b|\bdied\b|\bput (?:him|her|it) down\b|\bwas put down\b|去世|过世|离世|走了", _I)
@@ -90,7 +92,8 @@ def ends_a_state(newer: str, older: str) -> bool:
         return resolves(newer, older) or lifts_a_diet(newer, older)
     if not shared and _DIED.search(newer) and _HAS.search(older) and _entities(newer) & _entities(older):
         return True  # "Biscuit passed away" ends "We have a beagle named Biscuit"
-    if not shared or _adds(newer):
+    # "also" counts where the state is spoken of: "我戒酒了 ... 转氨酶也正常了" adds no drink.
+    if not shared or _adds(" ".join(_state_clauses(newer, shared))):
         return False
     older_without, newer_without = _without(older, shared), _without(newer, shared)
     if older_without == newer_without:

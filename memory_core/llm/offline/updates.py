@@ -111,7 +111,10 @@ def changes(newer: str, older: str) -> bool:
     docstring); the caller has checked both are about the same person."""
     if not says_change(newer) or _adds(newer):
         return False
-    if not topics_of(newer) & topics_of(older):
+    if not topics_of(newer) & topics_of(older) and not (
+            _REPLACES.search(newer) and any(_is_a_name(e, older) for e in _entities(newer) & _entities(older))):
+        # No shared single-valued topic: only a swap said as one ("日本签证没下来 改去泰国清迈了"
+        # after "年假打算去日本") of a place or a name both say ("电脑椅" names no 苹果电脑).
         return False
     # "I moved from Lisbon to Porto": the old value named as the old one is no continuation.
     stated = _FROM_OLD.sub(" ", newer)
@@ -132,10 +135,19 @@ def changes(newer: str, older: str) -> bool:
 
 
 # Words that say a value was swapped for another, not merely that time passed ("now", "new").
-_REPLACES = re.compile(r"改去|改成|改到|换成|换到|改为|换了|\binstead\b|\bswitched to\b|\bchanged (?:it )?to\b|"
-                       r"\bno longer\b|\bnot any ?more\b", _I)
+_REPLACES = re.compile(r"改去|改成|改到|换成|换到|改为|换了|换\w{1,3}了|\binstead\b|\bswitched to\b|\bchanged (?:it )?to\b|"
+                       r"\bno longer\b|\bnot any ?more\b|\btraded (?:\w+ ){0,3}in\b|\b(?:a|my|our) new\b|新的", _I)
 _FROM_OLD = re.compile(r"\bfrom\s+(?:\w+\s+){0,3}?(?=to\b)|\b(?:left|leaving|quit)\s+\w+(?:\s+\w+)?|离开了?[^，。,]{1,8}|"
                        r"从[^，。,]{1,8}(?:搬|换|转|调)|不在[^，。,]{1,8}(?:了)", _I)
+
+
+def _is_a_name(word: str, text: str) -> bool:
+    """A place or a name: capitalised in ``text`` (English), or one jieba tags as a place, person,
+    organisation or other proper noun (日本, 云南; not 电脑)."""
+    if word.isascii():
+        return re.search(rf"\b{re.escape(word[:1].upper() + word[1:])}\b", text) is not None
+    tagged = list(jieba_pos_tokenizer().cut(word))
+    return len(tagged) == 1 and tagged[0].flag in ("ns", "nr", "nrt", "nt", "nz")
 
 
 @lru_cache(maxsize=8192)  # pure (jieba-bound); asked of both sides of many pairs
@@ -179,7 +191,9 @@ def flips(newer: str, older: str, marked: bool = False) -> bool:
     return False
 
 
-_CLAUSES = re.compile(r"[，,;；:：。.!！?？\n]|\s[-–—]\s|\bso\b|\bbut\b|\bplus\b|所以|但是|不过", re.IGNORECASE)
+# Clauses, also where Chinese is typed with spaces for commas ("我戒酒了 两个月没喝了").
+_CLAUSES = re.compile(r"[，,;；:：。.!！?？\n]|\s[-–—]\s|\bso\b|\bbut\b|\bplus\b|所以|但是|不过|"
+                      r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])", re.IGNORECASE)
 
 
 # Stems of verbs and fillers a restatement may drop without dropping a fact.

@@ -1,0 +1,64 @@
+"""A fact said again, with nothing added: "fyi I'm left-handed" after "I'm left-handed, so
+scissors are my enemy", "just so you remember: allergic to kiwi!!" after "I'm allergic to kiwi".
+
+``facts.is_paraphrase`` folds two texts that say the same thing in other words, and lets the
+new one add at most one soft word. People repeat themselves with words around the fact that
+say nothing about them ("btw", "in case I never said", "you should know that by now lol", 记一
+下, 跟你说), and more briefly than the first time: each such repeat became a second memory.
+
+A repeat folds into the stored memory, so what it adds would be lost; here the new text, once
+its filler is gone, must add no word of its own (a word that shares a stem of five letters
+with one of the stored text's counts as said: "allergy" / "allergic"), state the same values
+(numbers, codes, days, polarity), be about the same person and announce no change. Only then
+does a looser embedding match (``dedup_repeat_similarity``) do.
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from memory_core.text.facts import _SOFT_WORDS, content_tokens, same_values, says_change
+from memory_core.text.subject import subject_of
+
+_I = re.IGNORECASE
+
+# Words around a repeat that say nothing about the user: why it is said, not what.
+_FILLER = re.compile(
+    r"\b(?:by the way|btw|fyi|fwiw|just so you (?:know|remember)|just to remind you|just a reminder|reminder|"
+    r"in case (?:i|you) (?:never (?:said|told you|mentioned (?:it)?)|forgot|didn'?t know)|"
+    r"(?:as|like) i (?:said|told you|mentioned)(?: before| earlier)?|"
+    r"you (?:should|must|ought to) (?:know|remember) (?:that|this)(?: by now)?|remember(?: that| this)?|"
+    r"don'?t forget|lol|lmao|haha+|hehe+|anyway(?:s)?|yes|yeah|yep|ok|okay|so|again)\b[,:!.]*|"
+    r"顺便说一?下|跟你说一?下?|我跟你讲|说过了?|再说一遍|记一下|记住了?|你记着|提醒你一?下|别忘了|"
+    r"哈哈+|嘿嘿|呵呵|嘻嘻|啦|呀|嘛|哦|噢|反正|总之", _I)
+
+
+@lru_cache(maxsize=8192)
+def without_filler(text: str) -> str:
+    """``text`` without the words that only frame a repeat ("btw", "in case I never said", 记一下)."""
+    return re.sub(r"\s+", " ", _FILLER.sub(" ", text or "")).strip(" ,.!:;，。！：；")
+
+
+# Naming a thing one way or the other says the same ("my cat is called Miso" / "my cat's name is Miso").
+_NAMING = frozenset({"call", "called", "name", "named", "叫", "叫做", "名字"})
+
+
+def _said_in(token: str, tokens: frozenset[str]) -> bool:
+    if token in tokens or token in _NAMING:
+        return True
+    return token.isascii() and len(token) >= 5 and any(t.isascii() and len(t) >= 5 and t[:5] == token[:5]
+                                                       for t in tokens)
+
+
+def adds_nothing(new: str, old: str, cosine: float, min_cosine: float) -> bool:
+    """Whether ``new`` says again what ``old`` says and nothing more (see the module docstring)."""
+    if cosine < min_cosine:
+        return False
+    bare = without_filler(new)
+    if not bare or not same_values(bare, old) or says_change(bare) != says_change(old):
+        return False
+    words, stored = content_tokens(bare), content_tokens(old)
+    shared = words & stored
+    if not shared or any(not _said_in(w, stored) for w in words - _SOFT_WORDS):
+        return False
+    return subject_of(bare) == subject_of(old)

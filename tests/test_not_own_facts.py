@@ -1,0 +1,126 @@
+"""What is not the user's own fact stays below it, and what adds nothing is not a second memory.
+
+Written from two probe sets that helper sessions wrote without reading the engine's rules
+(``bench/truth/probes``): a sister's new job answered "what's my job?", a father's diabetes
+filled the user's medical form, "要是我老家在海边就好了" answered "我老家哪里的", "A 还是 B"
+questions and "新年快乐呀" were stored, "hey how's it going" recalled the user's loft plans, and
+"fyi I'm left-handed" became a second memory. Through the chat service, in Chinese and English,
+on SQLite and PostgreSQL; the examples here are new, not the probes' own.
+"""
+from __future__ import annotations
+
+import pytest
+
+from tests.test_truth_over_time import START, User
+
+
+def first(user: User, query: str) -> str:
+    """What ranks first for ``query`` (the order under test, whatever the chat's threshold keeps)."""
+    found = user.engine.search(user.id, query, top_k=3, min_relevance=0.0).results
+    return found[0].content if found else ""
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def engine(request, tmp_path_factory, embedder, model_cache_dir):  # type: ignore[no-untyped-def]
+    from tests.conftest import open_backend_engine
+
+    engine = open_backend_engine(request, tmp_path_factory, embedder, model_cache_dir, "own-facts", START)
+    yield engine
+    engine.close()
+
+
+# ---- another person's fact does not answer a question about the user ----------------------------
+@pytest.mark.parametrize("mine, theirs, asked, own_value, their_value, about_them", [
+    ("I teach maths at a secondary school in Leeds", "my brother just started as a nurse at St James's hospital",
+     "what's my job these days?", "maths", "nurse", "what does my brother do for work?"),
+    ("我在一家银行做柜员 每天数钱", "我表姐刚去了字节跳动当产品经理 工资翻倍",
+     "我现在是做什么工作的", "柜员", "产品经理", "我表姐在哪上班"),
+])
+def test_another_persons_fact_ranks_below_the_users_own(engine, mine: str, theirs: str, asked: str,  # type: ignore[no-untyped-def]
+                                                        own_value: str, their_value: str, about_them: str) -> None:
+    user = User(engine)
+    user.says(mine)
+    user.says(theirs, days=30)
+    assert own_value in first(user, asked)
+    assert their_value in first(user, about_them)  # asked about them, their fact is the answer
+    assert any(their_value in m for m in user.active()) and any(own_value in m for m in user.active())
+
+
+@pytest.mark.parametrize("condition, relative, asked, own_value", [
+    ("I have type 1 diabetes, diagnosed when I was twelve", "my dad's asthma is acting up again this winter",
+     "the clinic form asks about chronic conditions, what should I put?", "diabetes"),
+    ("我有偏头痛 一累就犯", "我爸高血压又犯了 愁人", "体检表上问有什么慢性病 我该写什么", "偏头痛"),
+])
+def test_a_relatives_condition_does_not_fill_the_users_form(engine, condition: str, relative: str,  # type: ignore[no-untyped-def]
+                                                            asked: str, own_value: str) -> None:
+    user = User(engine)
+    user.says(condition)
+    user.says(relative, days=40)
+    assert own_value in first(user, asked)
+
+
+# ---- a wish or a what-if is not how things are -------------------------------------------------
+@pytest.mark.parametrize("fact, wish, asked, value", [
+    ("I live in Bristol, near the harbour", "honestly I wish I lived by the sea in Cornwall", "where do I live?",
+     "Bristol"),
+    ("我老家是山西大同的", "要是我老家在厦门就好了 天天看海", "我老家是哪里的", "大同"),
+    ("I drive a 2016 Toyota Yaris", "if someone gave me a Tesla I'd drive it every day", "what car do I drive?",
+     "Yaris"),
+    ("我有一个弟弟 在读大学", "好想要个姐姐啊 能带我逛街", "我有兄弟姐妹吗", "弟弟"),
+])
+def test_a_wish_neither_replaces_nor_outranks_the_fact(engine, fact: str, wish: str, asked: str,  # type: ignore[no-untyped-def]
+                                                       value: str) -> None:
+    user = User(engine)
+    user.says(fact)
+    remembered = user.says(wish, days=20)
+    assert remembered.replaced_contents == []
+    assert value in first(user, asked)
+    assert fact in user.active()
+
+
+# ---- questions and small talk are not facts, and small talk recalls nothing ----------------------
+@pytest.mark.parametrize("text", ["周末去爬山还是去看电影好", "我的医保卡是蓝色的还是绿色的来着", "新年快乐呀",
+                                  "好嘞 懂了", "hey how's it going", "lol ok thanks, that's all for today"])
+def test_either_or_questions_and_greetings_are_not_stored(engine, text: str) -> None:  # type: ignore[no-untyped-def]
+    user = User(engine)
+    user.says("我在杭州租房 月租四千" if any("\u4e00" <= ch <= "\u9fff" for ch in text) else
+              "we're saving up to convert the loft into a studio")
+    before = user.active()
+    remembered = user.says(text)
+    assert remembered.created == [] and user.active() == before
+    if text in ("hey how's it going", "lol ok thanks, that's all for today", "新年快乐呀"):
+        assert user.last_info.used == []  # nothing recalled for small talk
+
+
+def test_a_statement_with_still_is_not_an_either_or_question(engine) -> None:  # type: ignore[no-untyped-def]
+    user = User(engine)
+    remembered = user.says("我还是喜欢吃辣 一顿不吃就难受")
+    assert remembered.created and any("吃辣" in m for m in user.active())
+
+
+# ---- a repeat that adds nothing is one memory; a changed value is not a repeat -------------------
+@pytest.mark.parametrize("first, again, word", [
+    ("I'm left-handed, so most scissors are useless to me", "fyi I'm left-handed", "left-handed"),
+    ("I'm allergic to penicillin", "just so you remember: allergic to penicillin!!", "penicillin"),
+    ("我是左撇子 写字吃饭都用左手", "顺便说一下 我是左撇子", "左撇子"),
+])
+def test_a_repeat_with_nothing_new_is_one_memory(engine, first: str, again: str, word: str) -> None:  # type: ignore[no-untyped-def]
+    user = User(engine)
+    user.says(first)
+    user.says(again, days=25)
+    holding = [m for m in user.active() if word in m]
+    assert len(holding) == 1 and holding[0] != again, holding  # the stored memory, refreshed
+
+
+@pytest.mark.parametrize("first, again, old_value, new_value", [
+    ("my locker code at the gym is 4471", "fyi my locker code at the gym is 4417", "4471", "4417"),
+    ("我的车位号是B2-118", "顺便说一下 我的车位号是B2-181", "118", "181"),
+])
+def test_a_changed_value_with_filler_is_not_a_repeat(engine, first: str, again: str, old_value: str,  # type: ignore[no-untyped-def]
+                                                     new_value: str) -> None:
+    user = User(engine)
+    user.says(first)
+    user.says(again, days=3)
+    active = user.active()
+    assert [m for m in active if new_value in m] == [again]  # stored, not folded into the old value
+    assert not [m for m in active if old_value in m and new_value not in m], active  # and it replaced it

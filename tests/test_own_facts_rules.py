@@ -1,0 +1,64 @@
+"""The rules behind ``test_not_own_facts.py``, without the engine: who a question and a memory
+are about, what a wish is, and what a repeat adds."""
+from __future__ import annotations
+
+import pytest
+
+from memory_core.text.mood import asks_about_wishes, is_irrealis
+from memory_core.text.repeats import adds_nothing, without_filler
+from memory_core.text.subject import about_someone_else, asks_about_the_user
+
+
+@pytest.mark.parametrize("query, about_me", [
+    ("what's my job right now?", True), ("how much rent do i pay?", True), ("where do we live", True),
+    ("我现在喝咖啡吗", True), ("体检表上问有什么慢性病 我该填啥", True),
+    ("what is Felix allergic to", False), ("what does my brother do?", False), ("do I have any siblings?", False),
+    ("我老公在哪个单位上班", False), ("我有兄弟姐妹吗", False), ("What did Caroline research?", False),
+])
+def test_a_question_about_the_user_alone(query: str, about_me: bool) -> None:
+    assert asks_about_the_user(query) is about_me
+
+
+@pytest.mark.parametrize("text, theirs", [
+    ("my sister just got a sales job at Pfizer", True), ("我爸糖尿病又严重了", True), ("我同事说她一喝咖啡就失眠", True),
+    ("my wife and I moved to Porto", False), ("me and my brother run a bakery", False), ("我和老婆搬到了杭州", False),
+    ("I work as a pharmacist", False), ("Bart danced at the Christmas party", False),  # a name may be the user's own
+    ("Caroline: my sister moved to Boston", False),  # a transcript line is its speaker's
+])
+def test_a_memory_about_someone_else(text: str, theirs: bool) -> None:
+    assert about_someone_else(text) is theirs
+
+
+@pytest.mark.parametrize("text, wish", [
+    ("要是我老家在海边就好了 天天赶海哈哈", True), ("好想要个哥哥啊", True), ("I wish I lived in Lisbon", True),
+    ("if Three offered me unlimited data for a tenner i'd jump ship", True), ("我希望有一天能去冰岛", True),
+    ("我老家是湖南常德的", False), ("I live in Leeds", False), ("I moved to Porto, if that matters", False),
+])
+def test_wishes_and_what_ifs(text: str, wish: bool) -> None:
+    assert is_irrealis(text) is wish
+
+
+def test_a_question_about_wishes_is_answered_by_them() -> None:
+    assert asks_about_wishes("where do I want to travel someday?") and asks_about_wishes("我最想去哪")
+    assert not asks_about_wishes("where do I live?") and not asks_about_wishes("我老家是哪里的")
+
+
+def test_filler_is_not_what_a_repeat_says() -> None:
+    assert without_filler("btw my cat is called Miso, in case I never said") == "my cat is called Miso"
+    assert without_filler("just so you remember: allergic to kiwi!!") == "allergic to kiwi"
+    assert without_filler("顺便说一下 我是左撇子") == "我是左撇子"
+
+
+@pytest.mark.parametrize("new, old, cosine, folds", [
+    ("fyi I'm left-handed", "I'm left-handed, so scissors are my enemy", 0.889, True),
+    ("fyi I have a kiwi allergy", "I'm allergic to kiwi", 0.957, True),  # allergy / allergic: one stem
+    ("btw my cat is called Miso, in case I never said", "my cat's name is Miso", 0.907, True),
+    ("fyi I'm left-handed", "I'm left-handed, so scissors are my enemy", 0.80, False),  # too far apart
+    ("fyi my locker code is 4417", "my locker code is 4471", 0.97, False),  # a changed value
+    ("btw I eat meat again", "I don't eat meat", 0.93, False),  # polarity
+    ("fyi I'm left-handed and I play the violin", "I'm left-handed, so scissors are my enemy", 0.9, False),  # more
+    ("fyi my sister is left-handed", "I'm left-handed, so scissors are my enemy", 0.9, False),  # another person
+    ("我对花生过敏", "我对芒果过敏", 0.961, False),
+])
+def test_a_repeat_adds_nothing(new: str, old: str, cosine: float, folds: bool) -> None:
+    assert adds_nothing(new, old, cosine, 0.85) is folds
