@@ -59,6 +59,9 @@ def test_a_change_said_plainly_replaces_the_old_value(engine, old: str, new: str
     ("我用的手机是华为P30 用了四年了", "好想换个手机啊 这个太卡了"),
     ("I'm with Verizon, the bill is way too high", "my new phone plan has unlimited texts"),
     ("my phone is a Pixel 7", "I also got a new phone case, bright orange"),
+    # a change word swaps no look-alike: 工作 is not 发作, and the gout stays a constraint
+    ("我有痛风 尿酸一直六百多 上个月还发作了一次", "换了个新工作 同事都挺能喝的"),
+    ("I tried a new oat milk latte at the café and loved it", "I tried a new variety of matcha cake at the tea party"),
 ])
 def test_someone_elses_change_or_a_wish_replaces_nothing(engine, old: str, new: str) -> None:  # type: ignore[no-untyped-def]
     assert not supersedes_text(new, old)

@@ -62,3 +62,12 @@ def test_filler_is_not_what_a_repeat_says() -> None:
 ])
 def test_a_repeat_adds_nothing(new: str, old: str, cosine: float, folds: bool) -> None:
     assert adds_nothing(new, old, cosine, 0.85) is folds
+
+
+@pytest.mark.parametrize("text", [
+    "Bart与家人享用了美味的早餐", "Lisa and her family decorated the Christmas tree", "妈妈送给我一对粉红色的耳环",
+    "my dad took me to the zoo last weekend", "爸爸送给Bart一个奥特曼玩具", "Bart received a bouquet at his birthday party",
+])
+def test_what_others_do_with_or_for_the_user_is_the_users(text: str) -> None:
+    """Opened by the user's name, or done to or for the user: the user's experience, not another's fact."""
+    assert not about_someone_else(text)

@@ -34,6 +34,8 @@ NEGATION_RE = re.compile(
 # "特别" "especially" (its 别 is no "don't": "我特别怕冷" was read as negated).
 NEGATION_IDIOMS_RE = re.compile(r"不错|不客气|不好意思|没事|没关系|不用谢|没问题|不过|不一定|差不多|不少|不久|不然|"
                                 r"要不|无论|无聊|非常|并非不|不得不|雷打不动|风雨无阻|不管|不停|忍不住|"
+                                # a double negation is a yes: 无辣不欢 ("no joy without spice"), 无X不Y
+                                r"无[\u4e00-\u9fff]不[\u4e00-\u9fff]|"
                                 r"特别|区别|分别|告别|个别|级别|类别|性别|别人|别的|别墅|别处|"
                                 r"\bno problem\b|\bnot bad\b|\bno worries\b", _I)
 
@@ -275,14 +277,17 @@ def says_correction(text: str) -> bool:
     return _CORRECTION_MARKER.search(text) is not None
 
 
-def corrects(newer: str, older: str, explicit: bool = False) -> bool:
+def corrects(newer: str, older: str, explicit: bool = False, twins: bool | None = None) -> bool:
     """``newer`` keeps ``older``'s frame and changes a value: a number, a code, a graded letter,
     a day, or the polarity ("locker code 4821" -> "4827", "A+" -> "A-", "I am allergic to
     penicillin" -> "I am not allergic to penicillin"). The frame is what is left of each text's
     words once values are set aside; it must be shared (Jaccard >= .6, at least one word), or the
     two must give the same unit another number ("10 mg of lisinopril" -> "lisinopril to 15 mg"),
     or a value is replaced by its near twin ("BA287" -> "BA278", "Hanson" -> "Hansen"); with
-    ``explicit`` (a text that says it corrects: "sorry, I meant ...") no shared word is needed."""
+    ``explicit`` (a text that says it corrects: "sorry, I meant ...") no shared word is needed.
+    ``twins`` (default: ``explicit``) lets any value, a word too, be replaced by its near twin
+    without a shared word; with ``twins=False`` a word counts only when one holds the other
+    ("怕狗" / "不怕狗"), so a change word alone swaps no look-alike ("工作" / "发作")."""
     sn, so = signature(newer), signature(older)
     if _sides(newer) and _sides(older) and _sides(newer) != _sides(older):
         return False  # the left eye and the right eye: two facts, not one corrected
@@ -290,7 +295,9 @@ def corrects(newer: str, older: str, explicit: bool = False) -> bool:
     shared = fn & fo
     # A slip of a value: a number or code beside a shared word of the older statement, or any
     # value (a name too) when the newer text says it corrects.
-    if (explicit and twin_values(newer, older)) or (bool(shared) and twin_values(newer, older, words=False)):
+    any_twin = explicit if twins is None else twins
+    if (explicit and twin_values(newer, older, contained_only=not any_twin)) or (
+            bool(shared) and twin_values(newer, older, words=False)):
         return True
     if _OWN_SLIP.search(newer) and not so.values() and not sn.values() and sn.polarity == so.polarity and shared \
             and (fo - fn) and (fn - fo):
@@ -341,11 +348,25 @@ def _levenshtein(a: str, b: str) -> int:
     return previous[-1]
 
 
-def twin_values(newer: str, older: str, words: bool = True) -> bool:
+_ZH_NUMERALS = frozenset("零〇一二两三四五六七八九十百千万亿")
+
+
+def _numeric_slip(a: str, b: str) -> bool:
+    """A number is what differs: digits, or Chinese numerals in the places the two differ
+    ("一万二" / "一万五"), not a character of a word ("工作" / "发作")."""
+    if re.search(r"\d", a + b):
+        return True
+    if len(a) != len(b):
+        return False
+    return all(x in _ZH_NUMERALS and y in _ZH_NUMERALS for x, y in zip(a, b) if x != y)
+
+
+def twin_values(newer: str, older: str, words: bool = True, contained_only: bool = False) -> bool:
     """``newer`` replaces a value of ``older`` with one a slip away: two digits swapped, one
     digit, letter or character off ("4821" -> "4827", "BA287" -> "BA278", "Hanson" -> "Hansen",
     "张丽" -> "张莉"). Only values of two characters or more count: "2 cats" -> "3 cats" may be news.
-    ``words=False`` leaves out words without a digit ("左眼" / "右眼" are two eyes, not a slip)."""
+    ``words=False`` leaves out words without a digit ("左眼" / "右眼" are two eyes, not a slip);
+    ``contained_only`` keeps such a word only when one holds the other ("怕狗" / "不怕狗")."""
     # Codes as a whole too ("KJ21 XPT" -> "KJ21 XPF", "UTC+3" -> "UTC-3"), lower-cased.
     old_tokens = {t.lower() for t in _value_tokens(older)} | signature(older).codes
     new_tokens = {t.lower() for t in _value_tokens(newer)} | signature(newer).codes
@@ -354,7 +375,7 @@ def twin_values(newer: str, older: str, words: bool = True) -> bool:
         for n in came:
             if len(o) < 2 or abs(len(o) - len(n)) > 1 or o.isdigit() != n.isdigit():
                 continue
-            if not words and not re.search(r"\d", o + n):
+            if not _numeric_slip(o, n) and (not words or (contained_only and o not in n and n not in o)):
                 continue
             distance = _levenshtein(o.lower(), n.lower())
             swapped = len(o) == len(n) and sorted(o) == sorted(n)

@@ -19,7 +19,7 @@ _IRREALIS_EN = re.compile(
     r"if i (?:had|were|was|could|won|lived|got)\b|\bif (?:[\w'£$€.,]+ ){1,10}(?:i'?d|i would)\b|"
     r"i (?:want|wanna|hope) to (?:\w+ ){0,2}(?:one day|someday|eventually)|in another life)\b", _I)
 _IRREALIS_ZH = re.compile(
-    r"(?:要是|如果|假如|假设|万一|要不是)[^。！？!?]{0,20}(?:就好了|多好|该多好|就|会|的话)|好想|真想|多想|做梦都想|"
+    r"(?:要是|如果|假如|假设|万一|要不是)[^。！？!?]{0,20}(?:就好了|多好|该多好|就|会|能|可以|的话)|好想|真想|多想|做梦都想|"
     r"梦想|做梦|希望有一天|有朝一日|等我(?:发财|有钱|退休|中了?彩票)|下辈子|羡慕")
 
 # A question about wishes, plans or dreams is answered by them ("where do I want to travel?").

@@ -210,6 +210,19 @@ _PEOPLE_WORDS = re.compile(
     r"he|she|him|her|his|hers|they|them|their|who|whom|whose)\b|"
     r"兄弟|姐妹|亲戚|家里人|家人|别人|谁|他|她", _I)
 _ME_AND = re.compile(r"^\W*(?:me|i) and\b", _I)
+_LEAD_EN = r"^\W*(?:(?:so|and|oh|btw|also|well|lol|haha|ugh|today|yesterday|just|guess what)\W+)*"
+_LEAD_ZH = r"^\W*(?:(?:今天|昨天|前天|最近|上周|刚才|刚刚|哎|唉|哈哈+|对了|跟你说)\s*)*"
+_NOUNS_EN = "|".join(sorted((re.escape(n) for n in PERSON_NOUNS_EN), key=len, reverse=True))
+# The statement opens with the other person: "my sister just got ...", "my friend's daughter
+# is ...", "he ...", "我爸糖尿病 ...", "我同事说她 ...", "领导说 ...".
+_OPENS_WITH_OTHER = re.compile(
+    rf"{_LEAD_EN}(?:(?:my|our)\s+(?:[\w\-]+\s+){{0,2}}?(?:{_NOUNS_EN})(?:['’]s)?\b|(?:he|she|they)\b)(?!\s+and\s+i\b)|"
+    rf"{_LEAD_ZH}(?:我的?|我们的?|我家)?(?:{'|'.join(PERSON_NOUNS_ZH)})(?![和跟与]我)|{_LEAD_ZH}我(?:爸|妈|哥|姐|弟|妹|爷|奶|姥)"
+    rf"(?![爸妈哥姐弟妹爷奶姥和跟与])|{_LEAD_ZH}(?:他|她)(?!们)", _I)
+# ... but what they do to or for the user is the user's experience: "妈妈送给我一对耳环", "my
+# dad took me to the zoo" (or to a person named: "爸爸送给Bart一个玩具").
+_TO_THE_USER = re.compile(r"(?:送给?|给|带|陪|教|帮|请|接|送)了?(?:我(?!们)|[A-Z][a-z]+)|\b(?:gave|took|brought|taught|helped|"
+                          r"bought|sent|invited|drove|showed|surprised|visited) (?:me|[A-Z][a-z]+)\b", _I)
 
 
 def mentions_a_person(text: str) -> bool:
@@ -234,10 +247,12 @@ def asks_about_the_user(query: str) -> bool:
 @lru_cache(maxsize=16384)
 def about_someone_else(text: str) -> bool:
     """A memory whose fact is a relative's, a colleague's or a he / she's ("my sister just got a
-    job at Pfizer", "我爸糖尿病又严重了"), not the user's. Names are left out: the user's own
-    name or a pet's opens a memory as often as another person's does. A transcript line belongs
-    to its speaker, which the speaker part ranks."""
-    if speaker_label(text) is not None or _ME_AND.search(text):
-        return False
+    job at Pfizer", "我爸糖尿病又严重了"), not the user's: it opens with that person, and is about
+    them. Names are left out: the user's own name or a pet's opens a memory as often as another
+    person's does ("Bart与家人享用了早餐" is Bart's). A transcript line belongs to its speaker,
+    which the speaker part ranks."""
+    if (speaker_label(text) is not None or _ME_AND.search(text) or not _OPENS_WITH_OTHER.search(text)
+            or _TO_THE_USER.search(text)):
+        return False  # "Bart与家人享用了早餐", "Lisa and her family ...": the named one's, with others
     subject = subject_of(text)
     return subject.startswith("rel:") or subject == "other"

@@ -32,7 +32,7 @@ from memory_core.llm.offline.restatements import says_again
 from memory_core.llm.offline.slot_facts import FIRST_PERSON, NAMED_OPENING, facts_of, same_object
 from memory_core.llm.offline.states import ends_a_state, speaks_of_a_state, tells_an_end
 from memory_core.llm.offline.updates import changes, flips, one_fact, restates, specific_words, topics_of
-from memory_core.text.facts import corrects, says_change, says_correction, twin_values
+from memory_core.text.facts import corrects, says_change, says_correction, signature, twin_values
 from memory_core.text.lang import is_cjk
 from memory_core.text.speaker import speaker_label
 from memory_core.text.expansion import slots_asked
@@ -203,7 +203,12 @@ def supersedes_text(newer: str, older: str) -> bool:
     lasting = f_new.lasting and f_old.lasting
     explicit = says_correction(newer)
     changed = says_change(newer)
-    if (lasting or explicit or changed) and corrects(newer, older, explicit=explicit or changed):
+    # A change word is no correction marker: only a text that says it corrects, or one that flips
+    # the polarity ("现在一点都不怕狗了"), may swap a word for a look-alike; "换了个新工作" corrects
+    # no "上个月还发作了一次" (工作 / 发作).
+    flipped = signature(newer).polarity != signature(older).polarity
+    if (lasting or explicit or changed) and corrects(newer, older, explicit=explicit or changed,
+                                                     twins=explicit or flipped):
         return True
     if flips(newer, older, marked=explicit or changed) and (lasting or explicit or changed):
         return True

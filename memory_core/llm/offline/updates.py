@@ -109,22 +109,25 @@ def one_fact(text: str, sentences: int, words: int) -> bool:
 def changes(newer: str, older: str) -> bool:
     """``newer`` announces a change of a single-valued topic ``older`` states (see the module
     docstring); the caller has checked both are about the same person."""
-    if not says_change(newer) or _adds(newer):
+    # "also" counts in the clauses that tell the change: "我转到瑞金医院看甲状腺了，挂号也容易些" adds no hospital.
+    if not says_change(newer) or any(_adds(c) for c in ([c for c in _CLAUSES.split(newer) if says_change(c)] or [newer])):
         return False
-    if not topics_of(newer) & topics_of(older) and not (
-            _REPLACES.search(newer) and any(_is_a_name(e, older) for e in _entities(newer) & _entities(older))):
-        # No shared single-valued topic: only a swap said as one ("日本签证没下来 改去泰国清迈了"
-        # after "年假打算去日本") of a place or a name both say ("电脑椅" names no 苹果电脑).
+    # The person both are about ("Leo" in "Leo started third grade" / "My son Leo is in 2nd
+    # grade") is no shared thing: only what is said of them is compared.
+    about = {subject.split(":", 1)[1] for subject in (subject_of(newer), subject_of(older))
+             if subject.split("/")[-1].startswith("name:")}
+    if not topics_of(newer) & topics_of(older) and not (_REPLACES.search(newer) and any(
+            _is_a_name(e, older) for e in (_entities(newer) & _entities(older)) - about)) and not (
+            _SWAPS.search(newer) and (specific_words(newer) & specific_words(older)) - about):
+        # No shared single-valued topic: only a swap said as one, of a place or a name both say
+        # ("日本签证没下来 改去泰国清迈了" after "年假打算去日本"; "电脑椅" names no 苹果电脑), or
+        # with a verb that can only swap, of a thing both say ("我转到瑞金医院看甲状腺了").
         return False
     # "I moved from Lisbon to Porto": the old value named as the old one is no continuation.
     stated = _FROM_OLD.sub(" ", newer)
     new_words, old_words = specific_words(stated), specific_words(older)
     if not new_words - old_words:
         return False  # nothing new named: a continuation or a repeat
-    # The person both are about ("Leo" in "Leo started third grade" / "My son Leo is in 2nd
-    # grade") is no shared thing: only what is said of them is compared.
-    about = {subject.split(":", 1)[1] for subject in (subject_of(newer), subject_of(older))
-             if subject.split("/")[-1].startswith("name:")}
     if (_entities(stated) & _entities(older)) - about and not _REPLACES.search(newer):
         # the same Japan trip, the same Biscuit: more about it, not a new value (unless the
         # newer one says it replaces: "国庆改去新疆了" after "国庆打算去云南")
@@ -134,9 +137,13 @@ def changes(newer: str, older: str) -> bool:
     return bool((old_words - new_words) or (so.values() - sn.values()))
 
 
+# Verbs that can only mean a swap (not 换了, which also buys: "换了个电脑椅").
+_SWAPS = re.compile(r"改去|改成|改到|换成|换到|改为|转到|转去|\bswitched (?:over )?to\b|\bchanged (?:it )?to\b|"
+                    r"\btraded (?:\w+ ){0,3}in for\b|\binstead of\b", _I)
 # Words that say a value was swapped for another, not merely that time passed ("now", "new").
-_REPLACES = re.compile(r"改去|改成|改到|换成|换到|改为|换了|换\w{1,3}了|\binstead\b|\bswitched to\b|\bchanged (?:it )?to\b|"
-                       r"\bno longer\b|\bnot any ?more\b|\btraded (?:\w+ ){0,3}in\b|\b(?:a|my|our) new\b|新的", _I)
+_REPLACES = re.compile(r"改去|改成|改到|换成|换到|改为|换了|转到|转去|换\w{1,3}了|\binstead\b|\bswitched to\b|\bchanged (?:it )?to\b|"
+                       r"\bno longer\b|\bnot any ?more\b|\btraded (?:\w+ ){0,3}in\b|\bmy new\b|"
+                       r"\b(?:got|have|bought|found|registered with|switched to|moved to|signed up with) (?:a|our) new\b|新的", _I)
 _FROM_OLD = re.compile(r"\bfrom\s+(?:\w+\s+){0,3}?(?=to\b)|\b(?:left|leaving|quit)\s+\w+(?:\s+\w+)?|离开了?[^，。,]{1,8}|"
                        r"从[^，。,]{1,8}(?:搬|换|转|调)|不在[^，。,]{1,8}(?:了)", _I)
 
