@@ -138,7 +138,8 @@ def mark_answer_matches(candidates: list[Candidate], records: dict[str, MemoryRe
             c.speaker_named = label is not None and query_names_speaker(query, label)
         if when:
             c.answers_when = states_time(content)
-        if about_me or facts_only:
+        if (about_me or facts_only) and speaker_label(content) is None:
+            # a transcript line is a record of what its speaker said, wishes too: the speaker part ranks it
             c.not_own_fact = (about_me and about_someone_else(content)) or (facts_only and is_irrealis(content))
 
 

@@ -16,7 +16,7 @@ from tests.test_truth_over_time import START, User
 
 CHANGES = [
     ("I work as a paralegal at a small firm in Croydon",
-     "today was my first day as a junior solicitor at Hartley & Cole, nervous but thrilled",
+     "today was my first day working as a junior solicitor at Hartley & Cole, nervous but thrilled",
      "where do I work now?", "solicitor", "paralegal"),
     ("I'm with Verizon, the bill is way too high", "switched to T-Mobile last week, same coverage for less",
      "which carrier am I on?", "T-Mobile", "Verizon"),
@@ -69,3 +69,17 @@ def test_someone_elses_change_or_a_wish_replaces_nothing(engine, old: str, new: 
     user.says(old)
     assert user.says(new, days=10).replaced_contents == []
     assert old in user.active()
+
+
+@pytest.mark.parametrize("old, new", [
+    # from the review of a first version, which replaced each (a constraint is lifted only by its own words)
+    ("I'm allergic to gluten", "I switched to gluten-free pasta"), ("I'm allergic to shrimp", "Switched to tofu instead of shrimp"),
+    ("我对花生过敏", "我把花生酱换成葵花籽酱了"), ("我对麸质过敏", "换成无麸质面包了"),
+    ("我每天吃降压药", "上周 我爸 停药了"), ("我在阿里上班", "前天 我姐 辞职了 去了腾讯"),
+    ("I smoke a pack a day", "I found a smoke-free bar"), ("I drive a Honda Civic", "My scooter was stolen"),
+    ("我开车上班", "我的驾照丢了"), ("I'm on giffgaff", "Vodafone raised the price to £25"),
+    ("I'm with Vodafone, 20GB plan", "I got a new phone, still on Vodafone"),
+    ("I work as an accountant at KPMG", "First day as a volunteer at the shelter"),
+])
+def test_reviewed_false_replacements(old: str, new: str) -> None:
+    assert not supersedes_text(new, old)

@@ -36,6 +36,9 @@ def test_either_or_questions_ask(text: str) -> None:
     "我还是喜欢吃辣", "我今年还是要去北京", "我最后还是去了北京", "我选了北大还是觉得清华好", "我现在还是住在成都",
     "想来想去还是辞职了", "我还是不太喜欢香菜", "猫粮还是原来那个牌子", "纠结了很久 还是买了小米",
     "云南机票太贵了 改去成都了", "洗牙改到下周三了",  # 改 of a change made, not "edit this"
+    # 还是 after a noun or a phrase is "still" (each was read as a question by a first version)
+    "我吃的药还是二甲双胍，剂量没变", "血压药还是每天一片", "过敏源还是花生和虾", "我喝的还是燕麦奶，乳糖不耐受",
+    "目前工作还是程序员", "房租还是每月三千", "体重还是75公斤", "我吃饭还是喜欢清淡的", "我喝咖啡还是习惯加燕麦奶",
 ])
 def test_still_and_after_all_are_statements(text: str) -> None:
     """还是 as "still" or "after all", or a choice already made: a fact to remember."""
@@ -46,6 +49,8 @@ def test_still_and_after_all_are_statements(text: str) -> None:
     ("好嘞 懂了", True), ("新年快乐呀", True), ("hey how's it going", True), ("lol ok thanks, that's all for today", True),
     ("talk later!", True), ("新年快乐 我今年升职了", False), ("that's all I have for rent this month", False),
     ("how are you? I just got back from Lisbon", False),
+    ("新年快乐！升职了", False), ("周末快乐，怀孕了", False), ("懂了 乳糖不耐", False), ("merry christmas, laid off", False),
+    ("have a good one, nut allergy", False), ("哈哈哈好的", True), ("Worked, thanks!", True),
 ])
 def test_greetings_and_sign_offs_are_small_talk(text: str, small: bool) -> None:
     from memory_core.text.intent import is_small_talk

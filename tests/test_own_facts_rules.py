@@ -71,3 +71,34 @@ def test_a_repeat_adds_nothing(new: str, old: str, cosine: float, folds: bool) -
 def test_what_others_do_with_or_for_the_user_is_the_users(text: str) -> None:
     """Opened by the user's name, or done to or for the user: the user's experience, not another's fact."""
     assert not about_someone_else(text)
+
+
+# ---- from the review of the first version (each was wrong there) ----------------------------------
+@pytest.mark.parametrize("text", [
+    "My doctor put me on metformin 500mg", "医生说我有高血压", "我妈说我对芒果过敏", "My boss promoted me to senior engineer",
+    "我老板把我调到北京了", "She dumped me, so I'm single now",
+])
+def test_what_others_do_to_or_say_of_the_user_is_the_users(text: str) -> None:
+    assert not about_someone_else(text)
+
+
+def test_a_relative_after_a_time_word_is_still_the_relative() -> None:
+    assert about_someone_else("今天 我妈 对芒果过敏了") and about_someone_else("上周 我爸 停药了")
+
+
+@pytest.mark.parametrize("text", [
+    "如果吃花生我会休克", "我对青霉素过敏，如果用了会起疹子", "If I eat shellfish I'd end up in the hospital",
+    "I'd love to eat sushi but I'm allergic to fish", "我梦想成真了，终于当上了医生",
+])
+def test_a_condition_or_a_dream_come_true_is_no_wish(text: str) -> None:
+    assert not is_irrealis(text)
+
+
+@pytest.mark.parametrize("new, old", [
+    ("跟你说一下 我戒烟了", "我想戒烟"), ("顺便说一下 我戒酒了", "我打算戒酒"), ("记一下 我吃素", "我以前吃素"),
+    ("跟你说 我怀孕了", "我们在备孕"), ("fyi I smoke", "I used to smoke"), ("btw I'm vegetarian", "I want to become a vegetarian"),
+    ("just so you know, I'm allergic to shellfish", "I might be allergic to shellfish"),
+    ("fyi I take prednisone", "I take prednisolone"), ("btw I'm moving to Austria", "I'm moving to Australia"),
+])
+def test_said_plainly_after_a_hedge_or_a_look_alike_is_no_repeat(new: str, old: str) -> None:
+    assert not adds_nothing(new, old, 0.95, 0.85)

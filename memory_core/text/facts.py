@@ -260,7 +260,6 @@ _CHANGE = re.compile(r"换了|换\w{1,3}了|改了|改成|换成|变成|新的|�
                      r"\bno longer\b|\bbecame\b|\bupgraded\b|\bquit\b|\bleft\b|\bjoined\b|\bstarted\b|"
                      r"\btransferred\b|\bpromoted\b|\bbroke up\b|\bgot married\b|\bdivorced\b|\bthese days\b|"
                      r"\bnowadays\b|\bfinally\b|\bturns out\b|\bactually\b|\bnot any ?more\b|\bfirst day\b|\btraded\b|"
-                     r"\b(?:put|puts|went|goes|gone) (?:the \w+ )?(?:up|down)\b|\b(?:raised|increased) (?:the|it|my|our|to)\b|"
                      r"\bregistered with\b", _I)
 
 

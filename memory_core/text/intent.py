@@ -27,19 +27,19 @@ _CJK = "\u3400-\u4dbf\u4e00-\u9fff"
 # ---- Chinese ---------------------------------------------------------------------------------
 _ZH_FINAL_PARTICLE = re.compile(r"(?:吗|么|嘛|呢|没有|不)\s*[?？!！。.~～…]*\s*$")
 _ZH_A_NOT_A = re.compile(rf"([{_CJK}])[不没]\1|有没有|是否|可否|能否|要不要|可不可以")
-# "A 还是 B" asks which ("我牙医是男的还是女的来着", "先放蛋还是先放番茄", "年化2.8算高还是低",
-# "能洗澡还是不能"): 还是 between two choices. Said right after the subject or a time word, or
-# before 觉得 / 想 / 要 / 不太 ..., it is "still" or "after all" ("我还是喜欢吃辣", "我今年还是要去
-# 北京", "我选了北大还是觉得清华好", "后来还是没去", "想来想去还是辞职了", "猫粮还是原来那个牌子"):
-# a statement. So is a choice already made (the clause ends in 了).
-_OR = r"[^，,。.!！?？\s我你他她它们在年来终后天还了得](?<!来想去)还是"
-_CHOICE_B = (r"(?:(?!觉得|想|会|得|要|在|很|挺|没|不|那|这|算了|一样|老|原来|以前|之前)[^，,。.!！?？\s]{1,12}"
-             r"|不[^，,。.!！?？\s]{0,3}\s*$)")
+# "A 还是 B" asks which: 是 / 先 / 算 / 能 / 该 right before a short first choice ("我牙医是男的还是
+# 女的来着", "年化2.8算高还是低", "我是单身还是有对象了"), the same verb opening both choices ("先放
+# 蛋还是先放番茄", "去爬山还是去看电影"), or "A 还是不 A" ("能洗澡还是不能"). 还是 after a noun or a
+# phrase is "still" ("我吃的药还是二甲双胍", "房租还是每月三千", "目前工作还是程序员"), and after a
+# subject, "after all" ("我还是喜欢吃辣", "想来想去还是辞职了"): a statement.
 _ZH_EITHER_OR = re.compile(
-    # the first choice opened by 是 / 先 / 要 ...: "是单身还是有对象了" asks, whatever its end
-    rf"(?:是|先|要|去|用|买|选|喝|吃|坐|住|穿|报|算|学|能|该)[^，,。.!！?？\s了]{{0,10}}{_OR}{_CHOICE_B}|"
-    # otherwise a choice already made ends in 了: "想来想去还是辞职了"
-    rf"{_OR}{_CHOICE_B}(?<!了)(?<!了吧)\s*$")
+    r"(?:是|先|算|能|该)[^，,。.!！?？\s的]{1,6}的?还是(?!觉得|想|会|得|要|在|很|挺|没|不|那|这|算了|一样|老|原来|以前|之前|"
+    r"喜欢|习惯|每|按)[^，,。.!！?？\s]{1,12}|"
+    r"(去|用|买|学|吃|喝|选|报|坐|住|穿|放)[^，,。.!！?？\s]{1,8}还是\1|"
+    r"[^，,。.!！?？\s]{1,8}还是不(?:能|行|会|是|要|用|可以|去|对|好)\s*$|"
+    # ... or the choice asked to be judged: "机油用全合成还是半合成好"
+    r"[^，,。.!！?？\s]{0,7}[^，,。.!！?？\s我你他她它们在年来终后天还了得]还是(?!觉得|想|会|要|很|挺|没|不)"
+    r"[^，,。.!！?？\s]{1,10}(?:好|呢|来着|合适|划算)\s*[?？]?\s*$")
 # Question words. Indefinite and embedded uses are removed before this is applied.
 _ZH_WH = re.compile(r"什么|什麼|啥|哪|几|幾|多少|谁|誰|怎么|怎麼|怎样|咋|为什么|為什麼|为啥|何时|何地|多久|多长时间|"
                     r"多大|多高|多远|多重|多贵|多少钱")
@@ -98,13 +98,19 @@ _ACK_WORDS = re.compile(
     r"\b(?:lol|lmao|rofl|haha+|hehe+|omg|wow|whoa|cool|nice|great|awesome|thanks|thank you|thx|ty|ok|okay|k|"
     r"sure|yes|yeah|yep|no|nope|got it|sounds good|makes sense|that'?s (?:wild|crazy|funny|great|cool|nice|awesome|"
     r"fair|true|it)|no worries|np|cheers|bye|good night|good morning|hi|hello|hey|worked|it worked|perfect|"
-    r"interesting|fair enough|right|true|exactly|agreed|totally|ha|"
-    r"that'?s (?:all|it) (?:for (?:now|today|tonight))?|talk (?:to you )?(?:later|soon|tomorrow)|see (?:you|ya)(?: later)?|"
-    r"catch you later|have a (?:good|nice|great) (?:one|day|night|evening|weekend)|happy new year|merry christmas|"
-    r"happy holidays|how'?s it going|how are you(?: doing)?|how have you been|what'?s up|sup|how'?s your day)\b|"
+    r"interesting|fair enough|right|true|exactly|agreed|totally|ha)\b|"
     r"哈+|呵+|嘿+|谢谢|多谢|感谢|好的|好吧|嗯+|哦+|噢+|收到|明白|知道了|没事|不客气|厉害|牛|赞|有道理|对对|是的|好滴|好哒|行|可以|"
-    r"晚安|早安|拜拜|再见|你好|嗨|666|绝了|笑死|太好了|不错|好嘞|好哒|懂了|了解|明白了|知道啦|ok|"
-    r"(?:新年|春节|元旦|中秋|端午|节日|圣诞|国庆|周末)快乐|你好吗|最近好吗|在吗|在不在|早上好|晚上好|下午好", _I)
+    r"晚安|早安|拜拜|再见|你好|嗨|666|绝了|笑死|太好了|不错", _I)
+# Greetings and sign-offs: small talk only when nothing else is said ("新年快乐呀", "hey how's it
+# going"); "新年快乐！升职了" and "merry christmas, laid off" tell news.
+_GREETINGS = re.compile(
+    r"\b(?:that'?s (?:all|it) (?:for (?:now|today|tonight))?|talk (?:to you )?(?:later|soon|tomorrow)|"
+    r"see (?:you|ya)(?: later)?|catch you later|have a (?:good|nice|great) (?:one|day|night|evening|weekend)|"
+    r"happy new year|merry christmas|happy holidays|how'?s it going|how are you(?: doing)?|how have you been|"
+    r"what'?s up|how'?s your day)\b|"
+    r"好嘞|懂了|了解|明白了|知道啦|(?:新年|春节|元旦|中秋|端午|节日|圣诞|国庆|周末)快乐|你好吗|最近好吗|在吗|在不在|"
+    r"早上好|晚上好|下午好", _I)
+_PARTICLES = re.compile(r"[啊呀啦吧哦嘛呢了的哈]")
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|we|we're|our|us)\b|我", _I)
 
 
@@ -116,6 +122,9 @@ def is_small_talk(text: str) -> bool:
     body = (text or "").strip()
     if not body or _FIRST_PERSON.search(body) or re.search(r"\d", body):
         return not re.search(r"\w", body)
+    if _GREETINGS.search(body):
+        rest = _PARTICLES.sub(" ", _ACK_WORDS.sub(" ", _GREETINGS.sub(" ", body)))
+        return not re.search(r"[A-Za-z\u4e00-\u9fff]", rest)
     rest = _ACK_WORDS.sub(" ", body)
     words = re.findall(r"[A-Za-z]+", rest) + re.findall(r"[\u4e00-\u9fff]{1,2}", rest)
     return bool(_ACK_WORDS.search(body)) and len(words) <= 2

@@ -11,27 +11,32 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from memory_core.text.constraints import constraint_kind
+
 _I = re.IGNORECASE
 
 _IRREALIS_EN = re.compile(
-    r"\b(?:i wish|if only|i'?d (?:love|like) to|i would (?:love|like) to|would be (?:nice|cool|great|amazing)|"
-    r"i dream (?:of|about)|dreaming (?:of|about)|my dream is|someday|some day|one day i|imagine if|what if|"
-    r"if i (?:had|were|was|could|won|lived|got)\b|\bif (?:[\w'£$€.,]+ ){1,10}(?:i'?d|i would)\b|"
-    r"i (?:want|wanna|hope) to (?:\w+ ){0,2}(?:one day|someday|eventually)|in another life)\b", _I)
+    r"\b(?:i wish|if only|would be (?:nice|cool|great|amazing)|i dream (?:of|about)|dreaming (?:of|about)|"
+    r"imagine if|what if|if i (?:had|were|won|lived) .{0,40}\bi'?d\b|"
+    r"if (?:[\w'£$€.,]+ ){1,10}offered me\b|i (?:want|wanna|hope) to (?:\w+ ){0,3}(?:one day|someday|eventually)|"
+    r"in another life)\b", _I)
+# Wishes, not conditions: "如果吃花生我会休克" states a reaction, and is kept as the fact it is.
 _IRREALIS_ZH = re.compile(
-    r"(?:要是|如果|假如|假设|万一|要不是)[^。！？!?]{0,20}(?:就好了|多好|该多好|就|会|能|可以|的话)|好想|真想|多想|做梦都想|"
-    r"梦想|做梦|希望有一天|有朝一日|等我(?:发财|有钱|退休|中了?彩票)|下辈子|羡慕")
+    r"(?:要是|如果|假如|假设)[^。！？!?]{0,20}(?:就好了|多好|该多好)|好想|真想|多想|做梦都想|"
+    r"(?<!梦想成真)梦想(?!成真)|做梦|希望有一天|有朝一日|等我(?:发财|有钱|退休|中了?彩票)|下辈子")
 
 # A question about wishes, plans or dreams is answered by them ("where do I want to travel?").
 _ASKS_WISHES = re.compile(
     r"\b(?:wish|wishes|want|wanted|dream|dreams|hope|hopes|would i|would like|plan|plans|someday|if i)\b|"
-    r"想|希望|梦想|愿望|要是|如果|计划|打算", _I)
+    r"想(?:去|要|做|学|买|当|养|住|吃|玩)|最想|希望|梦想|愿望|要是|如果|计划|打算", _I)
 
 
 @lru_cache(maxsize=16384)
 def is_irrealis(text: str) -> bool:
     """Whether ``text`` is a wish or a hypothetical rather than a statement of how things are."""
     body = text or ""
+    if constraint_kind(body) is not None:
+        return False  # "I'd love sushi but I'm allergic to fish": a constraint first
     return _IRREALIS_EN.search(body) is not None or _IRREALIS_ZH.search(body) is not None
 
 

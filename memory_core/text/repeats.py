@@ -9,7 +9,8 @@ say nothing about them ("btw", "in case I never said", "you should know that by 
 A repeat folds into the stored memory, so what it adds would be lost; here the new text, once
 its filler is gone, must add no word of its own (a word that shares a stem of five letters
 with one of the stored text's counts as said: "allergy" / "allergic"), state the same values
-(numbers, codes, days, polarity), be about the same person and announce no change. Only then
+(numbers, codes, days, polarity), be about the same person, announce no change and hedge as much
+as the stored one ("I used to smoke", "我想戒烟" are not what "I smoke", "我戒烟了" say). Only then
 does a looser embedding match (``dedup_repeat_similarity``) do.
 """
 from __future__ import annotations
@@ -43,11 +44,25 @@ def without_filler(text: str) -> str:
 _NAMING = frozenset({"call", "called", "name", "named", "叫", "叫做", "名字"})
 
 
+_SUFFIX = re.compile(r"(?:ies|ic|ical|y|ed|ing|s)$")
+
+
+def _base(word: str) -> str:
+    """A word without its derivational ending ("allergy" / "allergic" -> "allerg")."""
+    return _SUFFIX.sub("", word) if word.isascii() and len(word) > 5 else word
+
+
 def _said_in(token: str, tokens: frozenset[str]) -> bool:
     if token in tokens or token in _NAMING:
         return True
-    return token.isascii() and len(token) >= 5 and any(t.isascii() and len(t) >= 5 and t[:5] == token[:5]
-                                                       for t in tokens)
+    return token.isascii() and any(t.isascii() and len(_base(t)) >= 5 and _base(t) == _base(token) for t in tokens)
+
+
+# What the stored text only intends, plans, had or suspects: said plainly now, it is news, not a
+# repeat ("fyi I smoke" after "I used to smoke", "跟你说一下 我戒烟了" after "我想戒烟").
+_HEDGE = re.compile(r"\b(?:want(?:s|ed)? to|wanna|plan(?:ning|s)? to|going to|gonna|might|may|maybe|perhaps|"
+                    r"used to|trying to|try to|thinking (?:of|about)|hope to|hoping to|would like|'d like|"
+                    r"'d love|would love|someday|probably)\b|想|打算|准备|计划|以前|曾经|可能|也许|大概|备孕|面试|试试", re.I)
 
 
 def adds_nothing(new: str, old: str, cosine: float, min_cosine: float) -> bool:
@@ -56,6 +71,8 @@ def adds_nothing(new: str, old: str, cosine: float, min_cosine: float) -> bool:
         return False
     bare = without_filler(new)
     if not bare or not same_values(bare, old) or says_change(bare) != says_change(old):
+        return False
+    if bool(_HEDGE.search(bare)) != bool(_HEDGE.search(old)):
         return False
     words, stored = content_tokens(bare), content_tokens(old)
     shared = words & stored

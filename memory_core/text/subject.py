@@ -154,9 +154,7 @@ def subject_before(text: str, position: int) -> str:
 # The end of the first statement: Chinese and other stops, and an English full stop before a
 # capital ("Sold the old car. Charging is new to me": "Charging" is no name of whom the first is
 # about), not after a title or an initial ("Dr. Obi", "J. Smith").
-# Chinese typed without punctuation ends a statement with a space ("洗牙那个预约取消了 医生临时有事").
-_STATEMENT_END = re.compile(r"[。！？!?；;\n]|(?<![A-Z][a-z])(?<![A-Z])\.\s+(?=[A-Z])|"
-                            r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])")
+_STATEMENT_END = re.compile(r"[。！？!?；;\n]|(?<![A-Z][a-z])(?<![A-Z])\.\s+(?=[A-Z])")
 
 
 # What someone teaches, lets, makes or helps the user do is the user's own doing: "孙子教会我用微信
@@ -219,8 +217,11 @@ _OPENS_WITH_OTHER = re.compile(
     rf"{_LEAD_EN}(?:(?:my|our)\s+(?:[\w\-]+\s+){{0,2}}?(?:{_NOUNS_EN})(?:['’]s)?\b|(?:he|she|they)\b)(?!\s+and\s+i\b)|"
     rf"{_LEAD_ZH}(?:我的?|我们的?|我家)?(?:{'|'.join(PERSON_NOUNS_ZH)})(?![和跟与]我)|{_LEAD_ZH}我(?:爸|妈|哥|姐|弟|妹|爷|奶|姥)"
     rf"(?![爸妈哥姐弟妹爷奶姥和跟与])|{_LEAD_ZH}(?:他|她)(?!们)", _I)
-# ... but what they do to or for the user is the user's experience: "妈妈送给我一对耳环", "my
-# dad took me to the zoo" (or to a person named: "爸爸送给Bart一个玩具").
+# ... but what they do to, for or about the user is the user's: "妈妈送给我一对耳环", "my dad took
+# me to the zoo", "爸爸送给Bart一个玩具", and in the same clause "My doctor put me on metformin",
+# "医生说我有高血压", "我老板把我调到北京了" (not "我同事说她一喝咖啡就失眠 跟我以前一样": a later clause).
+_USER_IN_IT = re.compile(r"\b(?:me|i|i'm|i've|my|myself)\b|我(?!们)", _I)
+_FIRST_CLAUSE = re.compile(r"[，,。.!！?？；;\n]|(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])")
 _TO_THE_USER = re.compile(r"(?:送给?|给|带|陪|教|帮|请|接|送)了?(?:我(?!们)|[A-Z][a-z]+)|\b(?:gave|took|brought|taught|helped|"
                           r"bought|sent|invited|drove|showed|surprised|visited) (?:me|[A-Z][a-z]+)\b", _I)
 
@@ -251,8 +252,9 @@ def about_someone_else(text: str) -> bool:
     them. Names are left out: the user's own name or a pet's opens a memory as often as another
     person's does ("Bart与家人享用了早餐" is Bart's). A transcript line belongs to its speaker,
     which the speaker part ranks."""
-    if (speaker_label(text) is not None or _ME_AND.search(text) or not _OPENS_WITH_OTHER.search(text)
-            or _TO_THE_USER.search(text)):
+    opening = _OPENS_WITH_OTHER.search(text)
+    if (speaker_label(text) is not None or _ME_AND.search(text) or opening is None or _TO_THE_USER.search(text)
+            or _USER_IN_IT.search(_FIRST_CLAUSE.split(text[opening.end():], 1)[0])):
         return False  # "Bart与家人享用了早餐", "Lisa and her family ...": the named one's, with others
     subject = subject_of(text)
     return subject.startswith("rel:") or subject == "other"

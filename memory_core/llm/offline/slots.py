@@ -149,7 +149,7 @@ def answers_a_slot(text: str, context: str | None) -> bool:
 def supersedes_text(newer: str, older: str) -> bool:
     """True when ``newer`` gives a new value to a fact ``older`` states, or says it again with
     more, about the same person (see the module docstring and ``updates.py``)."""
-    if is_irrealis(newer):
+    if is_irrealis(newer) and not says_change(newer):
         return False  # a wish or a what-if names a value without stating it (memory_core/text/mood.py)
     f_new, f_old = facts_of(newer), facts_of(older)
     if f_new.question or f_old.question:

@@ -25,6 +25,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from memory_core.text.chunking import split_sentences
+from memory_core.text.constraints import constraint_kind
 from memory_core.text.entities import extract_entities
 from memory_core.text.facts import content_tokens, negations, says_change, signature, statement_words
 from memory_core.text.keywords import stem
@@ -110,6 +111,10 @@ def changes(newer: str, older: str) -> bool:
     """``newer`` announces a change of a single-valued topic ``older`` states (see the module
     docstring); the caller has checked both are about the same person."""
     # "also" counts in the clauses that tell the change: "我转到瑞金医院看甲状腺了，挂号也容易些" adds no hospital.
+    if constraint_kind(older) in ("allergy", "medical", "diet"):
+        return False  # lifted only by its own words (states.py): "switched to gluten-free pasta" lifts no allergy
+    if _CONTINUES.search(newer):
+        return False  # "I got a new phone, still on Vodafone": the topic goes on
     if not says_change(newer) or any(_adds(c) for c in ([c for c in _CLAUSES.split(newer) if says_change(c)] or [newer])):
         return False
     # The person both are about ("Leo" in "Leo started third grade" / "My son Leo is in 2nd
@@ -137,13 +142,13 @@ def changes(newer: str, older: str) -> bool:
     return bool((old_words - new_words) or (so.values() - sn.values()))
 
 
+_CONTINUES = re.compile(r"\bstill (?:on|with|using|use|at|in|the same)\b|仍然|依然|还在用|还是用", _I)
 # Verbs that can only mean a swap (not 换了, which also buys: "换了个电脑椅").
 _SWAPS = re.compile(r"改去|改成|改到|换成|换到|改为|转到|转去|\bswitched (?:over )?to\b|\bchanged (?:it )?to\b|"
                     r"\btraded (?:\w+ ){0,3}in for\b|\binstead of\b", _I)
 # Words that say a value was swapped for another, not merely that time passed ("now", "new").
-_REPLACES = re.compile(r"改去|改成|改到|换成|换到|改为|换了|转到|转去|换\w{1,3}了|\binstead\b|\bswitched to\b|\bchanged (?:it )?to\b|"
-                       r"\bno longer\b|\bnot any ?more\b|\btraded (?:\w+ ){0,3}in\b|\bmy new\b|"
-                       r"\b(?:got|have|bought|found|registered with|switched to|moved to|signed up with) (?:a|our) new\b|新的", _I)
+_REPLACES = re.compile(_SWAPS.pattern + r"|换\w{0,3}了|\binstead\b|\bno longer\b|\bnot any ?more\b|\btraded (?:\w+ ){0,3}in\b|"
+                       r"\bmy new\b|\b(?:got|have|bought|found|registered with|moved to|signed up with) (?:a|our) new\b|新的", _I)
 _FROM_OLD = re.compile(r"\bfrom\s+(?:\w+\s+){0,3}?(?=to\b)|\b(?:left|leaving|quit)\s+\w+(?:\s+\w+)?|离开了?[^，。,]{1,8}|"
                        r"从[^，。,]{1,8}(?:搬|换|转|调)|不在[^，。,]{1,8}(?:了)", _I)
 
