@@ -52,6 +52,13 @@ def test_a_change_said_plainly_replaces_the_old_value(engine, old: str, new: str
     assert not [m for m in user.active() if old_value in m]
 
 
+THROUGH_THE_CHAT = {
+    ("I have a Honda Civic", "my sister sold her car last week"),
+    ("我用的手机是华为P30 用了四年了", "好想换个手机啊 这个太卡了"),
+    ("我有痛风 尿酸一直六百多 上个月还发作了一次", "换了个新工作 同事都挺能喝的"),
+}
+
+
 @pytest.mark.parametrize("old, new", [
     ("I have a Honda Civic", "my sister sold her car last week"),
     ("I drink about five coffees a day, it's a problem", "my flatmate cut out coffee completely"),
@@ -65,6 +72,8 @@ def test_a_change_said_plainly_replaces_the_old_value(engine, old: str, new: str
 ])
 def test_someone_elses_change_or_a_wish_replaces_nothing(engine, old: str, new: str) -> None:  # type: ignore[no-untyped-def]
     assert not supersedes_text(new, old)
+    if (old, new) not in THROUGH_THE_CHAT:
+        return  # the rule alone; the chat path is played for one of each kind (the suite's time)
     user = User(engine)
     user.says(old)
     assert user.says(new, days=10).replaced_contents == []
