@@ -35,9 +35,9 @@ _ASKS_WISHES = re.compile(
 def is_irrealis(text: str) -> bool:
     """Whether ``text`` is a wish or a hypothetical rather than a statement of how things are."""
     body = text or ""
-    if constraint_kind(body) is not None:
-        return False  # "I'd love sushi but I'm allergic to fish": a constraint first
-    return _IRREALIS_EN.search(body) is not None or _IRREALIS_ZH.search(body) is not None
+    if _IRREALIS_EN.search(body) is None and _IRREALIS_ZH.search(body) is None:
+        return False  # the cheap test first: ranking asks it of every candidate
+    return constraint_kind(body) is None  # "I'd love sushi but I'm allergic to fish": a constraint first
 
 
 def asks_about_wishes(query: str) -> bool:
