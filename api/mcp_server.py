@@ -10,7 +10,8 @@ as the chat app uses it). The same safety as the chat: a question or request ("w
 eat?") is not stored, and recalled memories come back as quoted data, labelled as the user's
 notes and never as instructions, each text JSON-quoted with ``<``/``>`` escaped so no stored text
 can close the block. The user's constraints that bear on a recall (an allergy, for "dessert
-ideas") follow in a block of their own whatever their rank, as the chat's prompt carries them. Over HTTP every request needs ``Authorization: Bearer <key>`` with an API
+ideas") follow in a block of their own whatever their rank, as the chat's prompt carries them.
+Over HTTP every request needs ``Authorization: Bearer <key>`` with an API
 key of the configured tenant (``python -m api.keys add``), counted against the key's rate limit.
 """
 from __future__ import annotations

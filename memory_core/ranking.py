@@ -133,12 +133,12 @@ def mark_answer_matches(candidates: list[Candidate], records: dict[str, MemoryRe
     facts_only = recipe.not_own_fact_on() and not asks_about_wishes(query)
     for c in candidates:
         content = records[c.memory_id].content
+        label = speaker_label(content) if speakers or about_me or facts_only else None
         if speakers:
-            label = speaker_label(content)
             c.speaker_named = label is not None and query_names_speaker(query, label)
         if when:
             c.answers_when = states_time(content)
-        if (about_me or facts_only) and speaker_label(content) is None:
+        if (about_me or facts_only) and label is None:
             # a transcript line is a record of what its speaker said, wishes too: the speaker part ranks it
             c.not_own_fact = (about_me and about_someone_else(content)) or (facts_only and is_irrealis(content))
 

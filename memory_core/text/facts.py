@@ -252,7 +252,7 @@ def statement_words(text: str) -> str:
     return statement_part(body) or body
 
 
-_CHANGE = re.compile(r"换了|换\w{1,3}了|改了|改成|换成|变成|新的|新号|新车|搬|现在|不再|已经不|升|转学|转到|调到|改去|改到|离开|辞职|跳槽|"
+_CHANGE = re.compile(r"换\w{0,3}了|改了|改成|换成|变成|新的|新号|新车|搬|现在|不再|已经不|升|转学|转到|调到|改去|改到|离开|辞职|跳槽|"
                      r"涨到|涨了|降到|入了|"
                      r"入职|分手|结婚|离婚|提了|换号|开始|(?<!受)(?<!吃)不.{0,2}了$|不再?(?:去|用|做|玩|住|在)[^，。！!？?]{1,8}了|"
                      r"\bdivorce\b|\bsplit up\b|\bbroke up\b|\bengaged\b|\bretired\b|"
@@ -276,7 +276,7 @@ def says_correction(text: str) -> bool:
     return _CORRECTION_MARKER.search(text) is not None
 
 
-def corrects(newer: str, older: str, explicit: bool = False, twins: bool | None = None) -> bool:
+def corrects(newer: str, older: str, explicit: bool = False, twins: bool = True) -> bool:
     """``newer`` keeps ``older``'s frame and changes a value: a number, a code, a graded letter,
     a day, or the polarity ("locker code 4821" -> "4827", "A+" -> "A-", "I am allergic to
     penicillin" -> "I am not allergic to penicillin"). The frame is what is left of each text's
@@ -284,9 +284,9 @@ def corrects(newer: str, older: str, explicit: bool = False, twins: bool | None 
     two must give the same unit another number ("10 mg of lisinopril" -> "lisinopril to 15 mg"),
     or a value is replaced by its near twin ("BA287" -> "BA278", "Hanson" -> "Hansen"); with
     ``explicit`` (a text that says it corrects: "sorry, I meant ...") no shared word is needed.
-    ``twins`` (default: ``explicit``) lets any value, a word too, be replaced by its near twin
-    without a shared word; with ``twins=False`` a word counts only when one holds the other
-    ("怕狗" / "不怕狗"), so a change word alone swaps no look-alike ("工作" / "发作")."""
+    With ``explicit``, ``twins`` lets any value, a word too, be replaced by its near twin without
+    a shared word; with ``twins=False`` a word counts only when one holds the other ("怕狗" /
+    "不怕狗"), so a change word passed as ``explicit`` swaps no look-alike ("工作" / "发作")."""
     sn, so = signature(newer), signature(older)
     if _sides(newer) and _sides(older) and _sides(newer) != _sides(older):
         return False  # the left eye and the right eye: two facts, not one corrected
@@ -294,8 +294,7 @@ def corrects(newer: str, older: str, explicit: bool = False, twins: bool | None 
     shared = fn & fo
     # A slip of a value: a number or code beside a shared word of the older statement, or any
     # value (a name too) when the newer text says it corrects.
-    any_twin = explicit if twins is None else twins
-    if (explicit and twin_values(newer, older, contained_only=not any_twin)) or (
+    if (explicit and twin_values(newer, older, contained_only=not twins)) or (
             bool(shared) and twin_values(newer, older, words=False)):
         return True
     if _OWN_SLIP.search(newer) and not so.values() and not sn.values() and sn.polarity == so.polarity and shared \

@@ -7,8 +7,8 @@ say nothing about them ("btw", "in case I never said", "you should know that by 
 下, 跟你说), and more briefly than the first time: each such repeat became a second memory.
 
 A repeat folds into the stored memory, so what it adds would be lost; here the new text, once
-its filler is gone, must add no word of its own (a word that shares a stem of five letters
-with one of the stored text's counts as said: "allergy" / "allergic"), state the same values
+its filler is gone, must add no word of its own (a word that differs from one of the stored
+text's only by a derivational ending counts as said: "allergy" / "allergic"), state the same values
 (numbers, codes, days, polarity), be about the same person, announce no change and hedge as much
 as the stored one ("I used to smoke", "我想戒烟" are not what "I smoke", "我戒烟了" say). Only then
 does a looser embedding match (``dedup_repeat_similarity``) do.
@@ -19,7 +19,7 @@ import re
 from functools import lru_cache
 
 from memory_core.text.facts import _SOFT_WORDS, content_tokens, same_values, says_change
-from memory_core.text.subject import subject_of
+from memory_core.text.subject import same_subject
 
 _I = re.IGNORECASE
 
@@ -78,4 +78,4 @@ def adds_nothing(new: str, old: str, cosine: float, min_cosine: float) -> bool:
     shared = words & stored
     if not shared or any(not _said_in(w, stored) for w in words - _SOFT_WORDS):
         return False
-    return subject_of(bare) == subject_of(old)
+    return same_subject(bare, old)

@@ -208,6 +208,7 @@ _PEOPLE_WORDS = re.compile(
     r"he|she|him|her|his|hers|they|them|their|who|whom|whose)\b|"
     r"兄弟|姐妹|亲戚|家里人|家人|别人|谁|他|她", _I)
 _ME_AND = re.compile(r"^\W*(?:me|i) and\b", _I)
+_WE = re.compile(r"\b(?:we|our|us)\b", _I)
 _LEAD_EN = r"^\W*(?:(?:so|and|oh|btw|also|well|lol|haha|ugh|today|yesterday|just|guess what)\W+)*"
 _LEAD_ZH = r"^\W*(?:(?:今天|昨天|前天|最近|上周|刚才|刚刚|哎|唉|哈哈+|对了|跟你说)\s*)*"
 _NOUNS_EN = "|".join(sorted((re.escape(n) for n in PERSON_NOUNS_EN), key=len, reverse=True))
@@ -241,7 +242,7 @@ def mentions_a_person(text: str) -> bool:
 def asks_about_the_user(query: str) -> bool:
     """A question about the user alone ("what's my job right now?", "我现在喝咖啡吗"): in the
     first person, with no one else in it. Asked about a sister or "Felix", it is not."""
-    first_person = _SELF.search(query) is not None or re.search(r"\b(?:we|our|us)\b", query, _I) is not None
+    first_person = _SELF.search(query) is not None or _WE.search(query) is not None
     return first_person and not mentions_a_person(query) and subject_of(query) == "self"
 
 

@@ -110,12 +110,13 @@ def one_fact(text: str, sentences: int, words: int) -> bool:
 def changes(newer: str, older: str) -> bool:
     """``newer`` announces a change of a single-valued topic ``older`` states (see the module
     docstring); the caller has checked both are about the same person."""
-    # "also" counts in the clauses that tell the change: "我转到瑞金医院看甲状腺了，挂号也容易些" adds no hospital.
     if constraint_kind(older) in ("allergy", "medical", "diet"):
         return False  # lifted only by its own words (states.py): "switched to gluten-free pasta" lifts no allergy
     if _CONTINUES.search(newer):
         return False  # "I got a new phone, still on Vodafone": the topic goes on
-    if not says_change(newer) or any(_adds(c) for c in ([c for c in _CLAUSES.split(newer) if says_change(c)] or [newer])):
+    # "also" counts in the clauses that tell the change: "我转到瑞金医院看甲状腺了，挂号也容易些" adds no hospital.
+    told = [c for c in _CLAUSES.split(newer) if says_change(c)] or [newer]
+    if not says_change(newer) or any(_adds(c) for c in told):
         return False
     # The person both are about ("Leo" in "Leo started third grade" / "My son Leo is in 2nd
     # grade") is no shared thing: only what is said of them is compared.
