@@ -8,7 +8,7 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 .venv/bin/pip install --quiet torch==2.13.0
-.venv/bin/pip install --quiet -r requirements.txt
+.venv/bin/pip install --quiet -r requirements.txt -c constraints.txt
 if [ "${1:-}" = "--dev" ]; then
-  .venv/bin/pip install --quiet -r requirements-dev.txt
+  .venv/bin/pip install --quiet -r requirements-dev.txt -c constraints.txt
 fi
