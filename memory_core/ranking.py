@@ -68,6 +68,8 @@ def fused_relevance(c: Candidate, recipe: Recipe) -> float:
     if recipe.keyword:
         ranks.append(c.keyword_rank)
     ranks += [c.window_dense_rank, c.window_keyword_rank]
+    if recipe.dense and recipe.english:
+        ranks += [c.english_rank, c.english_context_rank]
     fused = rrf_sum(ranks, tuning.rrf_k) + c.neighbour
     if c.speaker_named:  # flags are only set when their part and boost are on
         fused *= 1.0 + tuning.speaker_match_boost

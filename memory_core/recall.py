@@ -54,6 +54,10 @@ class Candidate:
     answers_when: bool = False  # the query asks "when" and this memory states a time
     not_own_fact: bool = False  # the query asks about the user's facts; this is another's fact or a wish
     rerank: float | None = None
+    # The English encoder's ranks among the candidates (memory_core/english_leg.py): against the
+    # query, and against the query read with the conversation.
+    english_rank: int | None = None
+    english_context_rank: int | None = None
 
 
 def merge_time(parsed: TimeRange | None, explicit: TimeRange | None) -> TimeRange | None:

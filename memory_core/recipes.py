@@ -77,7 +77,8 @@ class Recipe:
     alone), ``neighbours`` (a strong hit lends score to the memory written just before/after
     it), ``speaker`` (a line by the person the query names is boosted, and the dense legs embed
     the query without the name), ``answer_type`` (a "when" question boosts memories that state a
-    time), ``event_time`` (a named window also admits memories that tell of that time)."""
+    time), ``event_time`` (a named window also admits memories that tell of that time), ``english``
+(the English encoder re-ranks the English candidates: memory_core/english_leg.py)."""
 
     name: str
     dense: bool = True
@@ -88,6 +89,7 @@ class Recipe:
     speaker: bool = True
     answer_type: bool = True
     event_time: bool = True
+    english: bool = True
     tuning: Tuning | None = None  # None: the engine's Settings (see ``tuned``)
 
     def tuned(self, settings: Settings) -> "Recipe":
@@ -121,9 +123,10 @@ class Recipe:
 
 
 # The on/off fields of a recipe, in the order ``RetrievalOptions`` lists them.
-SWITCHES = ("dense", "keyword", "core", "score_terms", "neighbours", "speaker", "answer_type", "event_time")
+SWITCHES = ("dense", "keyword", "core", "score_terms", "neighbours", "speaker", "answer_type", "event_time",
+            "english")
 # The parts the baselines leave out: they are the legs and their fusion, nothing else.
-_PARTS = ("core", "score_terms", "neighbours", "speaker", "answer_type", "event_time")
+_PARTS = ("core", "score_terms", "neighbours", "speaker", "answer_type", "event_time", "english")
 _BASELINE = {part: False for part in _PARTS}
 
 FULL = Recipe("full")
@@ -137,10 +140,11 @@ FULL_NO_NEIGHBOURS = Recipe("full-no-neighbours", neighbours=False)
 FULL_NO_SPEAKER = Recipe("full-no-speaker", speaker=False)
 FULL_NO_ANSWER_TYPE = Recipe("full-no-answer-type", answer_type=False)
 FULL_NO_EVENT_TIME = Recipe("full-no-event-time", event_time=False)
+FULL_NO_ENGLISH = Recipe("full-no-english", english=False)
 
 RECIPES: Mapping[str, Recipe] = MappingProxyType({recipe.name: recipe for recipe in (
     FULL, BM25, DENSE, HYBRID, FULL_NO_CORE, FULL_NO_SCORE_TERMS, FULL_NO_NEIGHBOURS, FULL_NO_SPEAKER,
-    FULL_NO_ANSWER_TYPE, FULL_NO_EVENT_TIME,
+    FULL_NO_ANSWER_TYPE, FULL_NO_EVENT_TIME, FULL_NO_ENGLISH,
 )})
 
 
@@ -168,6 +172,7 @@ class RetrievalOptions:
     use_speaker: bool = True  # boost transcript lines whose speaker the query names
     use_answer_type: bool = True  # boost memories that state a time when the query asks "when"
     use_event_time: bool = True  # a named time window also admits memories that *tell* of that time
+    use_english: bool = True  # the English encoder re-ranks English candidates (when it is loaded)
     use_cache: bool = True
     record: bool = True
 

@@ -21,8 +21,9 @@ from memory_core.types import MemoryType, ScoreParts, SearchResult, TimeRange
 log = logging.getLogger(__name__)
 # 2-8: speaker, answer-type, speaker-free dense query, told time, window legs; dated context lines;
 # durations. 9: absolute relevance, the relevance threshold and the constraints of a response.
-CACHE_FORMAT = 13  # 10: faded memories (Settings.fade_from_importance); 11: traits among the constraints;
-# 12: the faded threshold of a response; 13: another person's facts and wishes rank lower (not_own_fact_factor)
+CACHE_FORMAT = 14  # 10: faded memories (Settings.fade_from_importance); 11: traits among the constraints;
+# 12: the faded threshold of a response; 13: another person's facts and wishes rank lower (not_own_fact_factor);
+# 14: the English encoder's leg (its model is part of the key: replicas with and without it differ)
 
 
 def filters_json(filters: SearchFilters) -> dict[str, Any]:
@@ -49,6 +50,7 @@ def cache_key(query: str, top_k: int, context: str | None, filters: SearchFilter
         "f": filters_json(filters), "day": now.isoformat() if as_of else now.date().isoformat(),
         "o": recipe.switches() | {"use_cache": options.use_cache, "record": options.record}, "min": threshold,
         "fade": [settings.fade_from_importance, settings.faded_min_relevance],
+        "en": settings.english_embedding_model,
     }
     if recipe.tuning is not None and recipe.tuning != Tuning.from_settings(settings):
         fields["t"] = asdict(recipe.tuning)

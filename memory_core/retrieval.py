@@ -32,6 +32,7 @@ from memory_core.clock import Clock, as_utc
 from memory_core.config import Settings
 from memory_core.context_block import build_context_block
 from memory_core.embedding.base import Embedder
+from memory_core.english_leg import EnglishLeg
 from memory_core.lifecycle import faded
 from memory_core.llm.base import LLMProvider
 from memory_core.ranked import RankedResults
@@ -105,6 +106,7 @@ class RetrievalPipeline:
         recorder: Recorder,
         reranker: Reranker | None = None,
         relevance: RelevanceModel = DEFAULT_MODEL,
+        english: EnglishLeg | None = None,
     ) -> None:
         self.settings = settings
         self.repo = repo
@@ -116,6 +118,7 @@ class RetrievalPipeline:
         self.recorder = recorder
         self.reranker = reranker
         self.relevance = relevance
+        self.english = english
         self.query_vectors = QueryVectors()
 
     def search(
@@ -216,6 +219,15 @@ class RetrievalPipeline:
         mark_answer_matches(candidates, records, f"{query}\n{rewritten}", recipe)
         timings["fetch"] = (time.perf_counter() - t) * 1000
 
+        if self.english is not None and recipe.english and recipe.dense and not degraded and candidates:
+            # A second reading, like a reranker's, so its time counts as the rerank stage's.
+            t = time.perf_counter()
+            try:
+                self.english.rank(dense_texts(rewritten, context_text, speakers,
+                                              recipe.resolved_tuning.context_dense_turns), candidates, records)
+            except Exception as exc:  # the other legs' ranking stands
+                log.warning("English leg unavailable for this search: %s", exc)
+            timings["rerank"] = (time.perf_counter() - t) * 1000
         if self.reranker is not None and candidates:
             t = time.perf_counter()
             scores = self.reranker.score(rewritten, [records[c.memory_id].content for c in candidates])

@@ -73,6 +73,13 @@ class MemoryRepository(Protocol):
     def list(self, query: MemoryQuery) -> Page: ...
 
 
+class EnglishVectorRepository(Protocol):
+    """The English encoder's stored vectors (``memory_core/english_leg.py``), valid per model and text."""
+
+    def english_vectors(self, model: str, wanted: Sequence[tuple[str, str]]) -> dict[str, bytes]: ...
+    def save_english_vectors(self, model: str, rows: Sequence[tuple[str, str, str, bytes]]) -> None: ...
+
+
 class KeywordCandidates(Protocol):
     """The SQL keyword leg's one query (``RetrievalPipeline.sql_keyword_hits``; ``sql_keyword`` ranks the rows)."""
 
@@ -146,8 +153,8 @@ class JobRepository(Protocol):
     def release_lock(self, name: str, holder: str) -> None: ...
 
 
-class SqlRepositoryPort(SqlConnection, MemoryRepository, MemoryReadRepository, HistoryRepository,
-                        MessageRepository, TelemetryRepository, JobRepository, Protocol):
+class SqlRepositoryPort(SqlConnection, MemoryRepository, EnglishVectorRepository, MemoryReadRepository,
+                        HistoryRepository, MessageRepository, TelemetryRepository, JobRepository, Protocol):
     """Everything the engine asks of SQL, in one object (``storage.repository.SqlRepository``)."""
 
 

@@ -25,6 +25,7 @@ from memory_core.cache import ResultCache
 from memory_core.clock import Clock
 from memory_core.config import Settings
 from memory_core.embedding.base import Embedder
+from memory_core.english_leg import EnglishLeg
 from memory_core.indexing import embed_text, vector_record
 from memory_core.lifecycle import content_hash
 from memory_core.llm.base import LLMProvider
@@ -49,13 +50,18 @@ from memory_core.pii_vault import PiiVault, vault_for
 
 log = logging.getLogger(__name__)
 
+# A stage's passage vectors, and the English encoder's by chunk position (English chunks only).
+StageVectors = tuple[np.ndarray, dict[int, np.ndarray]]
+
 
 class WritePipeline:
     def __init__(self, settings: Settings, repo: SqlRepositoryPort, vectors: VectorStore, embedder: Embedder,
-                 llm: LLMProvider, cache: ResultCache, clock: Clock, vault: PiiVault | None = None) -> None:
+                 llm: LLMProvider, cache: ResultCache, clock: Clock, vault: PiiVault | None = None,
+                 english: EnglishLeg | None = None) -> None:
         self.settings, self.repo, self.vectors, self.embedder = settings, repo, vectors, embedder
         self.llm, self.cache, self.clock = llm, cache, clock
         self.vault = vault or vault_for(settings)
+        self.english = english
 
     @property
     def chunk_limit(self) -> int:
@@ -91,8 +97,8 @@ class WritePipeline:
         # One worker per call, so a chat write never queues behind a bulk import's stages.
         worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed")
 
-        def embed(stage: list[Chunk]) -> Future[np.ndarray]:
-            return worker.submit(self.embedder.embed_passages, [embed_text(c.text, c.key_context) for c in stage])
+        def embed(stage: list[Chunk]) -> Future[StageVectors]:
+            return worker.submit(self._embed_stage, stage)
 
         try:
             ahead = embed(stages[0])
@@ -118,7 +124,13 @@ class WritePipeline:
 
         return results(prepared, chunks, pending, replaced)
 
-    def _write_stage(self, chunks: list[Chunk], vectors: Future[np.ndarray],
+    def _embed_stage(self, stage: list[Chunk]) -> "StageVectors":
+        """The stage's passage vectors, and the English encoder's for its English chunks (by position)."""
+        main = self.embedder.embed_passages([embed_text(c.text, c.key_context) for c in stage])
+        english = self.english.embed_texts([c.text for c in stage]) if self.english is not None else {}
+        return main, english
+
+    def _write_stage(self, chunks: list[Chunk], vectors: "Future[StageVectors]",
                      actor: str) -> tuple[set[str], list[tuple[str, str]]]:
         """Analyse, deduplicate, store, index and conflict-check one stage; returns the ids left
         pending (stored, vector not written) and the ``(old, new)`` pairs newer-wins superseded.
@@ -126,12 +138,14 @@ class WritePipeline:
         for chunk in chunks:
             chunk.analysis = lasting_constraint(self.llm.analyze(chunk.text, chunk.at, chunk.context or None))
             chunk.hash = content_hash(self.embedder.name, chunk.text)  # tags kept: two numbers are two texts
-        for chunk, vector in zip(chunks, vectors.result()):
+        main, english = vectors.result()
+        for chunk, vector in zip(chunks, main):
             chunk.vector = vector
         self._mark_duplicates(chunks)
         created = self._store(chunks, actor)
         new_chunks = [c for c in chunks if c.duplicate_of is None and c.memory_id in created]
         pending = self._index(new_chunks, created)
+        self._keep_english(chunks, english, created)
         self._refresh_absorbed({c.duplicate_of for c in chunks if c.duplicate_of is not None})
         pairs: list[tuple[str, str]] = []
         if new_chunks:  # newer wins: older memories the new ones contradict become superseded
@@ -237,6 +251,19 @@ class WritePipeline:
             return set(by_id)
         self.repo.set_vector_written(list(by_id), True, {mid: records[mid].content_hash for mid in by_id})
         return set()
+
+    def _keep_english(self, chunks: list[Chunk], english: Mapping[int, np.ndarray],
+                      created: Mapping[str, MemoryRecord]) -> None:
+        """Store the English vectors of the new memories; a failure only leaves them to be made
+        when a search first needs them (memory_core/english_leg.py)."""
+        if self.english is None or not english:
+            return
+        pairs = [(created[c.memory_id], english[i]) for i, c in enumerate(chunks)
+                 if i in english and c.duplicate_of is None and c.memory_id in created]
+        try:
+            self.repo.save_english_vectors(self.english.model, self.english.rows(pairs))
+        except Exception as exc:
+            log.warning("English vectors of %d new memories not stored (made on first search): %s", len(pairs), exc)
 
     def _refresh_absorbed(self, memory_ids: set[str]) -> None:
         """Re-index duplicates whose importance (and so expiry) went up; on failure reconcile will."""

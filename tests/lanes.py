@@ -107,7 +107,7 @@ def _stand_ins_for_engines_opened_from_settings(request: pytest.FixtureRequest) 
         return
     import memory_core.embedding as embedding
     import memory_core.vector_open as vector_open
-    from memory_core.config import BUNDLED_EMBEDDING_MODEL
+    from memory_core.config import BUNDLED_EMBEDDING_MODEL, BUNDLED_ENGLISH_MODEL
     from memory_core.vectors.memory_store import InMemoryVectorStore
 
     stores: dict[tuple[str, str], InMemoryVectorStore] = {}
@@ -124,7 +124,7 @@ def _stand_ins_for_engines_opened_from_settings(request: pytest.FixtureRequest) 
         return stores[key]
 
     def load_embedder(model: str, *args: object, **kwargs: object) -> "Embedder":
-        if model == BUNDLED_EMBEDDING_MODEL:
+        if model in (BUNDLED_EMBEDDING_MODEL, BUNDLED_ENGLISH_MODEL):  # the English leg reads hashes too
             return fake
         return real_load(model, *args, **kwargs)  # type: ignore[arg-type]
 

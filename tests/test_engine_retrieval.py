@@ -108,7 +108,8 @@ def test_neighbour_expansion_credits_the_next_turn_of_the_same_session_only(make
 
     def scores(use_neighbours: bool) -> dict[str, float]:
         response = engine.search("u1", "Do you have any pets?", top_k=50,
-                                 options=RetrievalOptions(use_cache=False, record=False, use_neighbours=use_neighbours))
+                                 options=RetrievalOptions(use_cache=False, record=False, use_neighbours=use_neighbours,
+                                                          use_english=False))  # neighbours alone
         return {r.memory_id: r.parts.relevance for r in response.results}
 
     with_n, without = scores(True), scores(False)

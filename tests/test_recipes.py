@@ -28,7 +28,7 @@ from memory_core.recipes import (
 
 NOW = datetime(2024, 6, 15, 12, tzinfo=timezone.utc)
 QUIET = RetrievalOptions(use_cache=False, record=False)
-ABLATIONS = ("core", "score_terms", "neighbours", "speaker", "answer_type", "event_time")
+ABLATIONS = ("core", "score_terms", "neighbours", "speaker", "answer_type", "event_time", "english")
 
 
 def _on(recipe: Recipe) -> set[str]:
@@ -38,7 +38,8 @@ def _on(recipe: Recipe) -> set[str]:
 # ---- the recipes as data -------------------------------------------------------------------
 def test_the_named_recipes_are_the_benchmark_methods() -> None:
     assert list(RECIPES) == ["full", "bm25", "dense", "hybrid", "full-no-core", "full-no-score-terms",
-                             "full-no-neighbours", "full-no-speaker", "full-no-answer-type", "full-no-event-time"]
+                             "full-no-neighbours", "full-no-speaker", "full-no-answer-type", "full-no-event-time",
+                             "full-no-english"]
     assert all(recipe.name == name and recipe.tuning is None for name, recipe in RECIPES.items())
     with pytest.raises(TypeError):
         RECIPES["bm25"] = FULL  # type: ignore[index]  # a read-only table
@@ -183,7 +184,7 @@ def test_a_recipe_and_its_switches_share_cached_answers(filled) -> None:  # type
     before_recipes = json.dumps({
         "v": CACHE_FORMAT, "q": " ".join(unicodedata.normalize("NFKC", QUERY).lower().split()), "k": 5, "c": "",
         "f": filters_json(SearchFilters()), "day": NOW.date().isoformat(), "o": asdict(RetrievalOptions()),
-        "min": 0.5, "fade": [3, 0.5]}, sort_keys=True, ensure_ascii=False)
+        "min": 0.5, "fade": [3, 0.5], "en": "auto"}, sort_keys=True, ensure_ascii=False)
     assert key == hashlib.sha256(before_recipes.encode("utf-8")).hexdigest()
 
 

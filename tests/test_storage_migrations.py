@@ -80,13 +80,13 @@ def test_migrations_apply_once_and_concurrently(sql_url: str) -> None:
     for t in threads:
         t.join()
     assert failures == []
-    assert [v for run in applied for v in run] == ["0001", "0002", "0003", "0004"] == revisions()
+    assert [v for run in applied for v in run] == ["0001", "0002", "0003", "0004", "0005"] == revisions()
     assert revisions()[-1] == head()
     assert current_revision(engine) == head()
     assert migrate(engine) == []
     tables = set(inspect(engine).get_table_names())
     assert {"memories", "memory_history", "messages", "retrieval_metrics", "job_runs", "job_locks", "api_keys",
-            "api_rate_counters", "alembic_version"} == tables
+            "api_rate_counters", "english_vectors", "alembic_version"} == tables
     indexes = {i["name"]: i["column_names"] for i in inspect(engine).get_indexes("memories")}
     assert indexes["ix_memories_user_status_created"] == ["user_id", "status", "created_at"]
     engine.dispose()

@@ -4,7 +4,10 @@
 at ~150-500 memories/s), so the loader writes exactly what the write pipeline would write:
 SQL rows through the ORM table (same columns, same expiry rule, ``vector_written=True``) and
 vectors through ``VectorStore.upsert`` with the product's ``vector_record`` (same schema,
-same BM25 text). Only the per-memory LLM analysis is replaced by values drawn with the corpus.
+same BM25 text), and, when the engine has the English leg, the English memories' rows of
+``english_vectors`` (the real MiniLM's when the corpus uses the real model, else seeded random
+unit vectors: what a search reads and ranks costs the same). Only the per-memory LLM analysis is
+replaced by values drawn with the corpus.
 """
 from __future__ import annotations
 
@@ -19,10 +22,11 @@ import numpy as np
 from sqlalchemy import insert
 
 from memory_core.engine import MemoryEngine
+from memory_core.english_leg import reads_english
 from memory_core.indexing import index_text
 from memory_core.lifecycle import content_hash, epoch, expires_at_for
 from memory_core.records import MemoryRecord
-from memory_core.storage.schema import MemoryRow
+from memory_core.storage.schema import EnglishVectorRow, MemoryRow
 from memory_core.text.entities import extract_entities
 from memory_core.types import MemoryStatus
 from memory_core.vectors.base import VectorRecord, VectorStore
@@ -80,6 +84,21 @@ def _records(engine: MemoryEngine, batch: UserBatch, start_id: int) -> tuple[lis
     return rows, records
 
 
+def _english_rows(english, records: Sequence[MemoryRecord], real: bool,  # type: ignore[no-untyped-def]
+                  rng: np.random.Generator) -> list[dict]:
+    """The ``english_vectors`` rows the write path would store for these memories."""
+    mine = [r for r in records if reads_english(r.content)]
+    if not mine:
+        return []
+    if real:
+        vectors = np.asarray(english.embedder.embed_passages([r.content for r in mine]), dtype=np.float32)
+    else:
+        vectors = rng.standard_normal((len(mine), english.embedder.dim)).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    return [{"memory_id": r.memory_id, "user_id": r.user_id, "model": english.model, "content_hash": r.content_hash,
+             "vector": np.asarray(v, dtype="<f2").tobytes()} for r, v in zip(mine, vectors)]
+
+
 def load_corpus(engine: MemoryEngine, spec: Spec, pool: SentencePool, now: datetime,
                 vectors_for: Callable[[UserBatch], np.ndarray] | None = None,
                 writers: Sequence[VectorStore] = (), keep: set[str] = frozenset(),
@@ -101,6 +120,9 @@ def load_corpus(engine: MemoryEngine, spec: Spec, pool: SentencePool, now: datet
     kept: dict[str, UserBatch] = {}
     next_id = 0
     table = MemoryRow.__table__
+    english = engine.english
+    pending_english: list[dict] = []
+    rng = np.random.default_rng(spec.seed)
     pool_exec = ThreadPoolExecutor(max_workers=len(stores), thread_name_prefix="bench-writer")
     inflight: list[Future[None]] = []
 
@@ -110,8 +132,11 @@ def load_corpus(engine: MemoryEngine, spec: Spec, pool: SentencePool, now: datet
             t = time.perf_counter()
             with engine.repo.session() as session:
                 session.execute(insert(table), pending_rows)
+                if pending_english:
+                    session.execute(insert(EnglishVectorRow.__table__), pending_english)
             sql_s += time.perf_counter() - t
             pending_rows.clear()
+            pending_english.clear()
 
     def flush_vec(k: int) -> None:
         if pending_vecs[k]:
@@ -131,6 +156,8 @@ def load_corpus(engine: MemoryEngine, spec: Spec, pool: SentencePool, now: datet
             pending_rows.extend(rows)
             k = shard_of(batch.user_id, shards) % len(stores)
             pending_vecs[k].extend(_vector_record(r, v) for r, v in zip(records, vectors))
+            if english is not None:
+                pending_english.extend(_english_rows(english, records, vectors_for is not None, rng))
             if len(pending_rows) >= SQL_CHUNK:
                 flush_sql()
             if len(pending_vecs[k]) >= VECTOR_CHUNK:

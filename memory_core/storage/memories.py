@@ -14,11 +14,12 @@ from sqlalchemy.orm import Session
 from memory_core.records import MemoryQuery, MemoryRecord, Page
 from memory_core.storage.base import SqlBase
 from memory_core.storage.rowmap import SORTABLE, to_record
+from memory_core.storage.english_vectors import EnglishVectorStore
 from memory_core.storage.schema import MemoryRow, MessageRow
 from memory_core.types import MemoryStatus
 
 
-class MemoryStore(SqlBase):
+class MemoryStore(EnglishVectorStore, SqlBase):
     def insert(self, session: Session, values: dict[str, Any]) -> MemoryRecord:
         """Add a memory row to the session; returns it as a record (what it will read back as)."""
         row = MemoryRow(**values)
@@ -108,6 +109,7 @@ class MemoryStore(SqlBase):
         row = session.get(MemoryRow, memory_id)
         if row is not None:
             session.delete(row)
+        self._delete_english_vectors(session, memory_id=memory_id)
 
     def status_and_content(self, memory_ids: Sequence[str]) -> dict[str, tuple[MemoryStatus, str]]:
         """memory_id -> (status, content) for the rows that exist, without loading whole rows."""
@@ -208,5 +210,6 @@ class MemoryStore(SqlBase):
     def delete_user_rows(self, session: Session, user_id: str) -> list[str]:
         ids = list(session.scalars(select(MemoryRow.memory_id).where(MemoryRow.user_id == user_id)))
         session.execute(delete(MemoryRow).where(MemoryRow.user_id == user_id))
+        self._delete_english_vectors(session, user_id=user_id)
         session.execute(delete(MessageRow).where(MessageRow.user_id == user_id))
         return ids

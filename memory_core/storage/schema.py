@@ -14,7 +14,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Boolean, DateTime, Float, Index, Integer, SmallInteger, String, Text
+from sqlalchemy import JSON, BigInteger, Boolean, DateTime, Float, Index, Integer, LargeBinary, SmallInteger, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
 
@@ -96,6 +96,21 @@ class MemoryRow(Base):
         # The user's constraints, offered to every request they bear on.
         Index("ix_memories_user_constraint", "user_id", "constraint_kind"),
     )
+
+
+class EnglishVectorRow(Base):
+    """A memory's vector from the English encoder (revision 0005; memory_core/english_leg.py).
+    Valid only for the model and the text it was made from: a row whose ``model`` or
+    ``content_hash`` differs from the memory's is ignored and replaced when next needed. Deleted
+    with its memory (a user's erasure removes them all)."""
+
+    __tablename__ = "english_vectors"
+
+    memory_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    user_id: Mapped[str] = mapped_column(String(256), index=True)
+    model: Mapped[str] = mapped_column(String(128))
+    content_hash: Mapped[str] = mapped_column(String(64))
+    vector: Mapped[bytes] = mapped_column(LargeBinary)  # float16, little-endian
 
 
 class HistoryRow(Base):
