@@ -51,6 +51,9 @@ def test_still_and_after_all_are_statements(text: str) -> None:
     ("how are you? I just got back from Lisbon", False),
     ("新年快乐！升职了", False), ("周末快乐，怀孕了", False), ("懂了 乳糖不耐", False), ("merry christmas, laid off", False),
     ("have a good one, nut allergy", False), ("哈哈哈好的", True), ("Worked, thanks!", True),
+    # a reaction's "me" is no fact about the user; news beside it still is
+    ("哈哈哈笑死我了", True), ("乐死我了哈哈", True), ("lmao you're killing me", True), ("haha you made my day", True),
+    ("笑死我了 我今天被老板表扬了", False), ("lol you're killing me, I just got engaged", False),
 ])
 def test_greetings_and_sign_offs_are_small_talk(text: str, small: bool) -> None:
     from memory_core.text.intent import is_small_talk

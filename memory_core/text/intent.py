@@ -111,6 +111,8 @@ _GREETINGS = re.compile(
     r"好嘞|懂了|了解|明白了|知道啦|(?:新年|春节|元旦|中秋|端午|节日|圣诞|国庆|周末)快乐|你好吗|最近好吗|在吗|在不在|"
     r"早上好|晚上好|下午好", _I)
 _PARTICLES = re.compile(r"[啊呀啦吧哦嘛呢了的哈]")
+# Reactions whose "me" says nothing about the user ("哈哈哈笑死我了", "lmao you're killing me").
+_REACTION_ME = re.compile(r"(?:笑|乐)死(?:我|人)了?|you'?re killing me|made my day", _I)
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|we|we're|our|us)\b|我", _I)
 
 
@@ -119,7 +121,7 @@ def is_small_talk(text: str) -> bool:
     """A reaction or acknowledgement with nothing about the user in it: no first person, no
     number, and at most a couple of words besides the acknowledgement ("Worked, thanks!",
     "haha that's wild", "哈哈哈好的")."""
-    body = (text or "").strip()
+    body = _REACTION_ME.sub(" 笑死 ", (text or "").strip()).strip()
     if not body or _FIRST_PERSON.search(body) or re.search(r"\d", body):
         return not re.search(r"\w", body)
     if _GREETINGS.search(body):
