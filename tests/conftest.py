@@ -33,6 +33,17 @@ PG_ADMIN_URL = os.environ.get("TEST_PG_ADMIN_URL", "postgresql+psycopg2://postgr
 REDIS_TEST_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _quick_index_polling() -> Iterator[None]:
+    """pymilvus sleeps 0.5 s before each look at a new index; the tests ask sooner, of the same
+    Milvus, and still wait until it is built (``tests/milvus_polling.py``)."""
+    from tests.milvus_polling import poll_index_state_quickly
+
+    undo = poll_index_state_quickly()
+    yield
+    undo()
+
+
 @pytest.fixture(scope="session")
 def pg_url() -> Iterator[str]:
     """A throw-away PostgreSQL database on the local server."""
