@@ -33,6 +33,19 @@ PG_ADMIN_URL = os.environ.get("TEST_PG_ADMIN_URL", "postgresql+psycopg2://postgr
 REDIS_TEST_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _no_idle_milvus_client_waits() -> Iterator[None]:
+    """pymilvus sleeps 0.5 s before each look at a new index, milvus-lite 0.5 s after starting
+    its server; the tests look sooner, at the same real Milvus, and decide as the libraries do
+    (``tests/milvus_waits.py``)."""
+    from tests.milvus_waits import poll_index_state_quickly, start_lite_when_it_listens
+
+    undo = [poll_index_state_quickly(), start_lite_when_it_listens()]
+    yield
+    for step in undo:
+        step()
+
+
 @pytest.fixture(scope="session")
 def pg_url() -> Iterator[str]:
     """A throw-away PostgreSQL database on the local server."""
@@ -189,8 +202,37 @@ _SLOW_FILES = frozenset({
 })
 
 
+# The files that take longest in the full run (measured, longest first). With ``--dist loadfile``
+# a worker runs a whole file, and xdist hands files out in the order the workers collected them
+# (its default orders them by test count instead: these few-test files then came last, and one
+# worker ran the 2-3 minute server files alone at the end). Run them first; the rest follow by
+# test count, as xdist would order them.
+_LONGEST_FIRST = (
+    "test_server_contract.py", "test_server_replicas.py", "test_embedding_onnx.py", "test_truth_over_time.py",
+    "test_embedding.py", "test_services_chat.py", "test_services_admin.py", "test_engine_retrieval.py",
+    "test_engine_cache.py", "test_pii_vault.py", "test_app_pages.py", "test_api_deploy.py",
+    "test_storage_migrations.py", "test_maintenance_expiry.py", "test_milvus_store.py", "test_bench_quality.py",
+    "test_properties.py", "test_mcp.py",
+)
+
+
+def pytest_configure(config) -> None:  # type: ignore[no-untyped-def]
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False  # keep the order chosen below (xdist's controller reads it)
+
+
+def _longest_first(items) -> None:  # type: ignore[no-untyped-def]
+    counts: dict[object, int] = {}
+    for item in items:
+        counts[item.path] = counts.get(item.path, 0) + 1
+    rank = {name: i for i, name in enumerate(_LONGEST_FIRST)}
+    items.sort(key=lambda item: (rank.get(item.path.name, len(rank)), -counts[item.path], str(item.path)))
+
+
 def pytest_collection_modifyitems(config, items) -> None:  # type: ignore[no-untyped-def]
     for item in items:
         params = getattr(getattr(item, "callspec", None), "params", {})
         if item.path.name in _SLOW_FILES or "postgres" in params.values() or "postgres" in item.name:
             item.add_marker(pytest.mark.slow)
+    if hasattr(config, "workerinput"):  # an xdist worker: its order is the order files are handed out
+        _longest_first(items)

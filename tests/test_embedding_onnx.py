@@ -219,6 +219,7 @@ def test_auto_precision_falls_back_to_fp32_when_int8_cannot_load(model_cache_dir
                                                                  caplog: pytest.LogCaptureFixture) -> None:
     """A default must not stop the app: if the int8 graph cannot be built (say the quantiser is
     missing), "auto" logs why and serves the fp32 encoder; an explicit int8 still fails loudly."""
+    import memory_core.embedding as embedding
     from memory_core.embedding import clear_embedder_cache
 
     real_load = OnnxEmbedder.load.__func__  # type: ignore[attr-defined]
@@ -228,6 +229,9 @@ def test_auto_precision_falls_back_to_fp32_when_int8_cannot_load(model_cache_dir
             raise ModelLoadError("quantiser unavailable (injected)")
         return real_load(cls, folder, name=name, batch_size=batch_size, precision=precision)
 
+    # an empty loader cache of the test's own: clearing the process's one would drop the session's
+    # model from it, and a later test in this worker would load (and hold) a second copy
+    monkeypatch.setattr(embedding, "_CACHE", {})
     clear_embedder_cache()
     monkeypatch.setattr(OnnxEmbedder, "load", classmethod(failing_int8))
     try:
