@@ -127,7 +127,12 @@ class WritePipeline:
     def _embed_stage(self, stage: list[Chunk]) -> "StageVectors":
         """The stage's passage vectors, and the English encoder's for its English chunks (by position)."""
         main = self.embedder.embed_passages([embed_text(c.text, c.key_context) for c in stage])
-        english = self.english.embed_texts([c.text for c in stage]) if self.english is not None else {}
+        english: dict[int, np.ndarray] = {}
+        if self.english is not None:
+            try:
+                english = self.english.embed_texts([c.text for c in stage])
+            except Exception as exc:  # the write goes on; a search makes them when it needs them
+                log.warning("English vectors of a write stage not made (made on first search): %s", exc)
         return main, english
 
     def _write_stage(self, chunks: list[Chunk], vectors: "Future[StageVectors]",

@@ -166,6 +166,21 @@ def test_a_write_keeps_its_memories_when_the_english_vectors_cannot_be_stored(en
     assert stored(engine, [memory_id]) == {memory_id}  # made by the first search that needed it
 
 
+def test_a_write_keeps_its_memories_when_the_english_encoder_fails(engine, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    user = new_user()
+
+    def crash(texts):  # type: ignore[no-untyped-def]
+        raise RuntimeError("English encoder crashed")
+
+    monkeypatch.setattr(engine.english, "embed_texts", crash)
+    result = engine.add(user, "I volunteer at the food bank every second Saturday")
+    monkeypatch.undo()
+    assert result.created and not result.pending_index
+    assert stored(engine, result.created) == set()
+    engine.search(user, "when do I volunteer?", min_relevance=0.0)
+    assert stored(engine, result.created) == set(result.created)
+
+
 def test_a_search_makes_at_most_fill_limit_missing_vectors(engine) -> None:  # type: ignore[no-untyped-def]
     user = new_user()
     texts = [f"I planted {n} tulip bulbs along the fence in row {n}" for n in range(5)]
