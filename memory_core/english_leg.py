@@ -3,7 +3,7 @@
 Why: the bundled multilingual e5-small reads everyday English talk clearly worse than the
 English all-MiniLM-L6-v2 (MADial en, dense alone: .478 against .579 recall@5), and no stronger
 multilingual model ships in a package we can install. So, for an English query, the memories
-the legs recalled are ranked a second time by MiniLM's cosine: once against the query and once
+the legs recalled (when all of them are English) are ranked a second time by MiniLM's cosine: once against the query and once
 against the query read with the recent conversation (both were needed: either alone gave back
 most of the gain to the conversation-less or the single-line questions). Each ranking is one
 more reciprocal-rank leg of the fusion (``ranking.fused_relevance``). It only reorders what the
@@ -111,14 +111,21 @@ class EnglishLeg:
 
     def rank(self, query_texts: Sequence[str], candidates: Sequence["Candidate"],
              records: dict[str, "MemoryRecord"]) -> bool:
-        """Rank the English candidates by cosine to each of ``query_texts`` (the query, then the
-        query read with the conversation), into ``english_rank`` / ``english_context_rank``.
-        Runs only for an English query; False when it did not run."""
+        """Rank the candidates by cosine to each of ``query_texts`` (the query, then the query
+        read with the conversation), into ``english_rank`` / ``english_context_rank``. Runs only
+        for an English query over English candidates alone: with a Chinese memory among them it
+        abstains, since two legs that only English memories can win would push a Chinese memory
+        that holds the very word asked about below English look-alikes (a user who writes both
+        languages asked "Zomiji" and got "the island of Zomife" over "我最喜欢的茶叫Zomiji").
+        False when it did not run."""
         if not query_texts or not reads_english(query_texts[0]):
             return False
-        vectors = self.vectors([records[c.memory_id] for c in candidates if c.memory_id in records])
+        mine = [records[c.memory_id] for c in candidates if c.memory_id in records]
+        if not mine or not all(reads_english(r.content) for r in mine):
+            return False
+        vectors = self.vectors(mine)
         ranked = [c for c in candidates if c.memory_id in vectors]
-        if not ranked:
+        if len(ranked) < len(mine):  # some vectors are still to be made: rank next time, all alike
             return False
         matrix = np.stack([vectors[c.memory_id] for c in ranked])
         queries = self.embedder.embed_queries(list(query_texts[:2]))

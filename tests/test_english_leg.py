@@ -90,6 +90,25 @@ def test_a_chinese_query_leaves_the_ranking_to_the_other_legs(engine) -> None:  
     assert candidate.english_rank is None and candidate.english_context_rank is None
 
 
+def test_a_chinese_memory_is_not_pushed_below_english_look_alikes(engine) -> None:  # type: ignore[no-untyped-def]
+    """A user who writes both languages: the leg reads only English, so with a Chinese memory
+    among the candidates it abstains (found by the two-replica test: "Zomiji" ranked "the
+    island of Zomife" above "我最喜欢的茶叫Zomiji")."""
+    user = new_user()
+    engine.add(user, "I collect old stamps from the island of Zomife")
+    engine.add(user, "Last spring I ran the Zomiru marathon with my brother")
+    tea = engine.add(user, "我最喜欢的茶叫Zomiji，每天早上都喝").created[0]
+    top = engine.search(user, "Zomiji", top_k=1, min_relevance=0.0).results
+    assert top and top[0].memory_id == tea
+    records = engine.repo.get_many([tea] + [m.memory_id for m in engine.search(
+        user, "stamps", top_k=3, min_relevance=0.0).results])
+    from memory_core.recall import Candidate
+
+    candidates = [Candidate(mid) for mid in records]
+    assert not engine.english.rank(["Zomiji"], candidates, records)
+    assert all(c.english_rank is None for c in candidates)
+
+
 def test_an_edited_memory_never_serves_the_vector_of_its_old_text(engine) -> None:  # type: ignore[no-untyped-def]
     user = new_user()
     memory_id = engine.add(user, "My dentist is Dr. Patel on Elm Street").created[0]
