@@ -2,13 +2,13 @@
 
 Why: the bundled multilingual e5-small reads everyday English talk clearly worse than the
 English all-MiniLM-L6-v2 (MADial en, dense alone: .478 against .579 recall@5), and no stronger
-multilingual model ships in a package we can install. So, for an English query, the memories
-the legs recalled (when all of them are English) are ranked a second time by MiniLM's cosine: once against the query and once
-against the query read with the recent conversation (both were needed: either alone gave back
-most of the gain to the conversation-less or the single-line questions). Each ranking is one
-more reciprocal-rank leg of the fusion (``ranking.fused_relevance``). It only reorders what the
-other legs found, like a reranker, so it adds no vector field and no collection: it runs the same
-on Milvus Lite, a Milvus server and the SQL keyword fallback.
+multilingual model ships in a package we can install. So, for an English query whose recalled
+memories are all English, they are ranked a second time by MiniLM's cosine: once against the
+query and once against the query read with the recent conversation (either reading alone kept
+only part of the gain on MADial en). Each ranking is one more reciprocal-rank leg of the fusion
+(``ranking.fused_relevance``). It only reorders what the other legs found, like a reranker, so it
+adds no vector field and no collection: it runs the same on Milvus Lite and on a Milvus server.
+With a Chinese memory among the candidates it abstains (``EnglishLeg.rank``).
 
 Its vectors are made when a memory is written (English texts only) and kept in SQL
 (``english_vectors``, float16), tagged with the model and the text's hash: an edited memory, a
