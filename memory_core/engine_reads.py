@@ -80,6 +80,11 @@ class EngineReads:
         """(user_id, status, count) over every memory, counted in SQL."""
         return self.parts.repo.count_by_user_and_status(_prefix(user_prefix))
 
+    def count_faded(self, user_prefix: str = "") -> int:
+        """Active memories that have faded (past their date, kept and returned only when relevant), now."""
+        return self.parts.repo.count_faded(self.parts.clock.now(), self.parts.settings.fade_from_importance,
+                                           _prefix(user_prefix))
+
     def created_and_expired_times(self) -> tuple[list[datetime], list[datetime]]:
         """Every memory's ``created_at``, and the ``expired_at`` of those that expired (growth)."""
         return self.parts.repo.created_and_expired_times()

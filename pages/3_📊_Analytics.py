@@ -20,7 +20,9 @@ engine.flush()  # latency rows are written in the background: include the latest
 st.title("📊 Analytics")
 numbers = analytics.summary(principal, engine)
 k1, k2, k3, k4, k5 = st.columns(5)
-k1.metric("Active memories", f"{numbers['memories_active']:,}", help=f"{numbers['memories_total']:,} in all statuses")
+k1.metric("Active memories", f"{numbers['memories_active']:,}",
+          help=f"{numbers['memories_total']:,} in all statuses; {numbers['memories_faded']:,} of the active ones have "
+               "faded (past their date: kept, and recalled only when clearly relevant)")
 k2.metric("Users", f"{numbers['users']:,}")
 k3.metric("Searches", f"{numbers['searches']:,}")
 k4.metric("Cache hit rate", "—" if numbers["cache_hit_rate"] is None else f"{numbers['cache_hit_rate']:.0%}",

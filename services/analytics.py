@@ -132,12 +132,14 @@ def _job_runs_frame(engine: "MemoryEngine", limit: int = 2000) -> pd.DataFrame:
 
 
 def _summary(engine: "MemoryEngine", demo_only: bool = False) -> dict[str, Any]:
-    """Headline numbers: memories, users, searches, cache hit rate, p95 latency."""
+    """Headline numbers: memories (active, faded, all), users, searches, cache hit rate, p95 latency."""
     status = _status_by_user_frame(engine, demo_only)
     metrics = _metrics_frame(engine, demo_only=demo_only)
     return {
         "memories_active": int(status.loc[status["status"] == "active", "count"].sum()) if not status.empty else 0,
         "memories_total": int(status["count"].sum()) if not status.empty else 0,
+        # past their date but kept: returned only when relevant (they count among the active ones)
+        "memories_faded": engine.count_faded(_user_prefix(demo_only)),
         "users": int(status["user_id"].nunique()) if not status.empty else 0,
         "searches": int(len(metrics)),
         "cache_hits": int(metrics["cache_hit"].sum()) if not metrics.empty else 0,

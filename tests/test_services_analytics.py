@@ -70,6 +70,32 @@ def test_staff_and_analysts_get_the_numbers(engine, who: Principal) -> None:  # 
     assert analytics.job_runs_frame(who, engine).empty
 
 
+@pytest.mark.parametrize("sql", ["sqlite", "postgres"])
+def test_faded_memories_are_counted_among_the_active_ones(make_engine, sql: str) -> None:  # type: ignore[no-untyped-def]
+    """A memory of importance 3 past its date fades (kept, recalled only when relevant): the
+    summary says how many, in both languages' memories alike, and only for demo users to demo staff."""
+    from datetime import datetime, timedelta, timezone
+
+    from memory_core import FixedClock
+
+    start = datetime(2025, 1, 10, tzinfo=timezone.utc)
+    eng = make_engine(sql=sql, clock=FixedClock(start))
+    ids = [eng.add(user, text, actor="test").created[0] for user, text in (
+        ("alice", "Our trip to the Great Wall was the best week of my year"),
+        ("alice", "我们全家去年去了一趟桂林，风景太美了"),
+        ("demo:bob", "I ran my first half marathon in Porto"))]
+    for memory_id, user in zip(ids, ("alice", "alice", "demo:bob")):
+        eng.update(memory_id, actor="staff:test", importance=3, user_id=user,
+                   expires_at=start + timedelta(days=30))
+    assert analytics.summary(STAFF, eng)["memories_faded"] == 0  # not yet past their date
+    eng.clock.set(start + timedelta(days=31))
+    numbers = analytics.summary(STAFF, eng)
+    assert numbers["memories_faded"] == 3 and numbers["memories_active"] == 3
+    assert analytics.summary(DEMO_STAFF, eng)["memories_faded"] == 1
+    eng.expire(ids[0], actor="staff:test", user_id="alice")  # expired by a person: no longer faded
+    assert analytics.summary(STAFF, eng)["memories_faded"] == 2
+
+
 def test_demo_staff_sees_demo_users_only(engine) -> None:  # type: ignore[no-untyped-def]
     """Demo staff (anyone, in demo mode) must not learn real users' ids from the charts."""
     engine.add("demo:alice", "I like green tea", actor="test")

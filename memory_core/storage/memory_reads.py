@@ -256,6 +256,17 @@ class MemoryReads(MemoryStore):
         with self.session() as s:
             return [tuple(row) for row in s.execute(with_prefix(stmt, user_prefix)).all()]  # type: ignore[misc]
 
+    def count_faded(self, now: datetime, fade_from: int, user_prefix: str = "") -> int:
+        """Active memories past their date that fade instead of expiring (importance >= ``fade_from``,
+        which 0 turns off): searchable, returned only when relevant (``memory_core.lifecycle``)."""
+        if fade_from <= 0:
+            return 0
+        stmt = (select(func.count()).select_from(MemoryRow)
+                .where(MemoryRow.status == MemoryStatus.ACTIVE.value, MemoryRow.importance >= fade_from,
+                       MemoryRow.expires_at.is_not(None), MemoryRow.expires_at <= now))
+        with self.session() as s:
+            return int(s.execute(with_prefix(stmt, user_prefix)).scalar_one())
+
     def count_by_user_and_status(self, user_prefix: str = "") -> list[tuple[str, str, int]]:
         """(user_id, status, count) over every memory."""
         stmt = select(MemoryRow.user_id, MemoryRow.status, func.count()).group_by(MemoryRow.user_id, MemoryRow.status)
