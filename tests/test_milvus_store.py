@@ -455,3 +455,34 @@ def test_batched_cache_search_scores_in_blocks_with_the_same_answers(monkeypatch
     assert [[(h.memory_id, h.rank) for h in hits] for hits in blocked] == [[(h.memory_id, h.rank) for h in hits] for hits in whole]
     assert len(blocked) == 7 and all(len(hits) == 6 for hits in blocked)
     assert [h.memory_id for h in blocked[3]] == [h.memory_id for h in entry.search(queries[3], flt, 6)]
+
+
+class _IndexStates:
+    """Answers describe_index with the states given, one per look (fault injection for the
+    waits a real Milvus never shows on demand; the success path runs on Lite in every test)."""
+
+    def __init__(self, *states: str) -> None:
+        self.states = list(states)
+        self.looks = 0
+
+    def describe_index(self, name, index_name, timeout=None):  # type: ignore[no-untyped-def]
+        self.looks += 1
+        state = self.states.pop(0) if len(self.states) > 1 else self.states[0]
+        return {"state": state, "index_state_fail_reason": "disk full" if state == "Failed" else ""}
+
+
+def test_a_new_collections_index_wait_looks_soon_and_says_why_it_failed(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from memory_core.errors import ValidationError
+    from memory_core.vectors import schema
+    from memory_core.vectors.schema import wait_for_indexes
+
+    pauses: list[float] = []
+    monkeypatch.setattr(schema.time, "sleep", pauses.append)
+    building = _IndexStates("InProgress", "InProgress", "Finished")
+    wait_for_indexes(building, "c", ["embedding"], timeout=5)  # type: ignore[arg-type]
+    assert building.looks == 3 and pauses == [0.005, 0.01]  # not pymilvus' 0.5 s before every look
+    monkeypatch.undo()
+    with pytest.raises(ValidationError, match="disk full"):
+        wait_for_indexes(_IndexStates("InProgress", "Failed"), "c", ["embedding", "sparse"], timeout=5)  # type: ignore[arg-type]
+    with pytest.raises(TimeoutError, match="'sparse' index"):
+        wait_for_indexes(_IndexStates("InProgress"), "c", ["sparse"], timeout=0.05)  # type: ignore[arg-type]

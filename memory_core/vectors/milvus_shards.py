@@ -12,7 +12,8 @@ created on first write, schema-checked and loaded.
   3.8/13 ms (dense). Every read for a user goes to that user's shard only, with the same escaped
   user filter, so results stay exact and isolated; writes are grouped by shard; deletes by
   memory id (the user is unknown) go to every existing shard. Shard collections are created on
-  first write (creating one costs ~1 s on Lite, so a small store never pays for 32). The layout
+  first write (a small store never pays for 32; creating one cost ~1 s on Lite, most of it
+  pymilvus' fixed sleeps in its index wait, which ``schema.wait_for_indexes`` replaces). The layout
   is read back from the store on open: an existing store keeps its shard count (a store written
   by an older version, one collection named ``<collection>``, is used as is).
 
