@@ -35,12 +35,11 @@ REDIS_TEST_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 
 @pytest.fixture(scope="session", autouse=True)
 def _no_idle_milvus_client_waits() -> Iterator[None]:
-    """pymilvus sleeps 0.5 s before each look at a new index, milvus-lite 0.5 s after starting
-    its server; the tests look sooner, at the same real Milvus, and decide as the libraries do
-    (``tests/milvus_waits.py``)."""
-    from tests.milvus_waits import poll_index_state_quickly, start_lite_when_it_listens
+    """milvus-lite sleeps 0.5 s after starting its server; the tests look sooner, at the same
+    real server, and decide as the library does (``tests/milvus_waits.py``)."""
+    from tests.milvus_waits import start_lite_when_it_listens
 
-    undo = [poll_index_state_quickly(), start_lite_when_it_listens()]
+    undo = [start_lite_when_it_listens()]
     yield
     for step in undo:
         step()

@@ -1,25 +1,19 @@
-"""Two fixed sleeps of the Milvus client libraries that the tests wait through without need,
-replaced (for the test process only) by looks at the same real Milvus that end as soon as it has
-answered. What the libraries decide and return stays the same; only the idle time goes.
+"""A fixed sleep of milvus-lite that the tests wait through without need, replaced (for the test
+process only) by looks at the same real server that end as soon as it has answered. What the
+library decides stays the same; only the idle time goes.
 
-* pymilvus waits for a new index by sleeping 0.5 s before each look at its state
-  (``GrpcHandler.wait_for_creating_index``): every collection the store creates cost at least
-  1 s (two indexes, dense and BM25), though Milvus builds the index of an empty collection at
-  once. The store creates a shard collection on a user's first write, so most engine tests paid
-  it. ``poll_index_state_quickly`` looks after 5 ms, then twice as long each time up to the same
-  0.5 s; it still returns only when Milvus says the index is built (or failed), within the same
-  timeout.
-* milvus-lite starts its server process and sleeps 0.5 s to see whether it dies at once
-  (``Server.start``: alive after 0.5 s is "started", dead is "failed"). Every engine on a new
-  Lite file paid it. Measured here: a healthy server has its socket after ~20 ms; one on a
-  damaged file (truncated, garbage) exits after ~25 ms without ever making it.
-  ``start_lite_when_it_listens`` watches the same process every 5 ms: dead is "failed", as
-  before; its socket there (and the process alive) is "started"; neither after 0.5 s is
-  "started", as before.
+milvus-lite starts its server process and sleeps 0.5 s to see whether it dies at once
+(``Server.start``: alive after 0.5 s is "started", dead is "failed"). Every engine on a new Lite
+file paid it. Measured here: a healthy server has its socket after ~20 ms; one on a damaged file
+(truncated, garbage) exits after ~25 ms without ever making it. ``start_lite_when_it_listens``
+watches the same process every 5 ms: dead is "failed", as before; its socket there (and the
+process alive) is "started"; neither after 0.5 s is "started", as before. (pymilvus' 0.5 s sleeps
+while waiting for a new index were replaced here too at first; the store itself no longer uses
+that wait: ``memory_core.vectors.schema.wait_for_indexes``.)
 
-Each replacement is installed only over the library code it was written from (the versions
-pinned in requirements.txt: pymilvus 2.5.18, milvus-lite 2.5.1); if that code has changed, the
-library's own wait is kept and the tests are only slower.
+The replacement is installed only over the library code it was written from (milvus-lite 2.5.1,
+pinned in requirements.txt); if that code has changed, the library's own wait is kept and the
+tests are only slower.
 """
 from __future__ import annotations
 
@@ -28,13 +22,12 @@ import inspect
 import os
 import time
 import warnings
-from typing import Any, Callable, Optional
+from typing import Any, Callable
 
 FIRST_LOOK_S = 0.005
-LONGEST_WAIT_S = 0.5  # pymilvus' fixed interval, and milvus-lite's start-up wait
+LONGEST_WAIT_S = 0.5  # milvus-lite's start-up wait
 
-# start of the sha256 of the replaced functions' source, as shipped in the pinned versions
-INDEX_WAIT_DIGEST = "3d5736933566986c"
+# start of the sha256 of the replaced function's source, as shipped in the pinned version
 LITE_START_DIGEST = "945765322661355a"
 
 
@@ -48,45 +41,6 @@ def _unchanged(fn: Callable[..., Any], expected: str, what: str) -> bool:
     warnings.warn(f"{what} is not the code tests/milvus_waits.py was written from: its own wait is kept",
                   stacklevel=3)
     return False
-
-
-def poll_index_state_quickly() -> Callable[[], None]:
-    """Install the quicker index wait on pymilvus' gRPC handler; returns the undo."""
-    from pymilvus.client import grpc_handler
-    from pymilvus.client.types import IndexState
-    from pymilvus.decorators import retry_on_rpc_failure
-    from pymilvus.exceptions import MilvusException
-
-    handler = grpc_handler.GrpcHandler
-    original = handler.__dict__["wait_for_creating_index"]
-    if not _unchanged(original, INDEX_WAIT_DIGEST, "pymilvus' GrpcHandler.wait_for_creating_index"):
-        return lambda: None
-
-    @retry_on_rpc_failure()
-    def wait_for_creating_index(self: Any, collection_name: str, index_name: str,
-                                timeout: Optional[float] = None, **kwargs: Any) -> tuple[bool, str]:
-        timestamp = self.alloc_timestamp()
-        start = time.time()
-        pause = FIRST_LOOK_S
-        while True:
-            time.sleep(pause)
-            state, fail_reason = self.get_index_state(collection_name, index_name, timeout=timeout,
-                                                      timestamp=timestamp, **kwargs)
-            if state == IndexState.Finished:
-                return True, fail_reason
-            if state == IndexState.Failed:
-                return False, fail_reason
-            if isinstance(timeout, int) and time.time() - start > timeout:
-                raise MilvusException(message=f"collection {collection_name} create index {index_name} "
-                                              f"timeout in {timeout}s")
-            pause = min(pause * 2, LONGEST_WAIT_S)
-
-    handler.wait_for_creating_index = wait_for_creating_index  # type: ignore[method-assign]
-
-    def undo() -> None:
-        handler.wait_for_creating_index = original  # type: ignore[method-assign]
-
-    return undo
 
 
 def start_lite_when_it_listens() -> Callable[[], None]:
