@@ -60,7 +60,13 @@ def test_accounts_file_and_inline_json(tmp_path: Path) -> None:
     save_account(path, "max", "pw-3", "user")  # replaced, not duplicated
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     data = json.loads(path.read_text())
-    assert len(data["accounts"]) == 2 and "pw-" not in path.read_text()
+    assert len(data["accounts"]) == 2
+    # no password is stored: not as a field, not as any value (a bare "pw-" search failed once
+    # when a random salt in a hash spelled it)
+    assert all("password" not in account for account in data["accounts"])
+    assert not {f'"{pw}"' for pw in ("pw-1-long-enough", "pw-2", "pw-3")} & {
+        f'"{value}"' for account in data["accounts"] for value in account.values()}
+    assert "pw-1-long-enough" not in path.read_text()
     inline = json.dumps([{"username": "ana", "role": "analyst", "password_hash": hash_password("pw-4")}])
     accounts = load_accounts(path, inline)
     assert set(accounts) == {"lin", "max", "ana"}
