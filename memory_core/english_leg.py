@@ -94,7 +94,10 @@ class EnglishLeg:
     def vectors(self, records: Sequence["MemoryRecord"]) -> dict[str, np.ndarray]:
         """memory_id -> vector for the English ones among ``records``: the stored ones, and up to
         ``fill_limit`` made (and kept) now for those that have none for this model and text."""
-        english = [r for r in records if reads_english(r.content)]
+        return self._vectors_of([r for r in records if reads_english(r.content)])
+
+    def _vectors_of(self, english: Sequence["MemoryRecord"]) -> dict[str, np.ndarray]:
+        """``vectors`` for records already known to be English."""
         if not english:
             return {}
         stored = self.repo.english_vectors(self.model, [(r.memory_id, r.content_hash) for r in english])
@@ -123,7 +126,7 @@ class EnglishLeg:
         mine = [records[c.memory_id] for c in candidates if c.memory_id in records]
         if not mine or not all(reads_english(r.content) for r in mine):
             return False
-        vectors = self.vectors(mine)
+        vectors = self._vectors_of(mine)  # each was just read as English
         ranked = [c for c in candidates if c.memory_id in vectors]
         if len(ranked) < len(mine):  # some vectors are still to be made: rank next time, all alike
             return False

@@ -95,8 +95,8 @@ def _english_rows(english, records: Sequence[MemoryRecord], real: bool,  # type:
     else:
         vectors = rng.standard_normal((len(mine), english.embedder.dim)).astype(np.float32)
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    return [{"memory_id": r.memory_id, "user_id": r.user_id, "model": english.model, "content_hash": r.content_hash,
-             "vector": np.asarray(v, dtype="<f2").tobytes()} for r, v in zip(mine, vectors)]
+    return [{"memory_id": memory_id, "user_id": user_id, "model": english.model, "content_hash": content_hash,
+             "vector": vector} for memory_id, user_id, content_hash, vector in english.rows(zip(mine, vectors))]
 
 
 def load_corpus(engine: MemoryEngine, spec: Spec, pool: SentencePool, now: datetime,
