@@ -263,11 +263,27 @@ _CHANGE = re.compile(r"换\w{0,3}了|改了|改成|换成|变成|新的|新号|�
                      r"\bregistered with\b", _I)
 
 
+# A change only wanted or weighed is no change: "好想辞职去大理开个民宿" (the job is still the job),
+# "thinking about switching to Verizon", "要不要搬去杭州". The marker must stand just before the
+# change word, in the same clause.
+_INTENT_ZH = re.compile(r"(?:好想|真想|很想|想要|想|希望|考虑|琢磨着?|寻思着?|要不要|想不想|该不该|犹豫要不要)"
+                        r"[^，。！？!?,\s]{0,2}$")
+_INTENT_EN = re.compile(r"\b(?:want(?:s|ed)? to|wanna|would like to|'d like to|would love to|'d love to|"
+                        r"thinking (?:about|of)|think(?:ing)? about|considering|consider|tempted to|hop(?:e|ing) to|"
+                        r"dream(?:ing)? (?:of|about)|wish i could|might|should i|whether to|if i should)"
+                        r"(?:\s+[\w'’-]+){0,2}\s+$", _I)
+
+
 @lru_cache(maxsize=8192)
 def says_change(text: str) -> bool:
     """The text announces a change ("换成了", "my new number", "now"): it may update what an
-    older memory says, even where the values it can show look alike (a redacted [PHONE])."""
-    return _CHANGE.search(text) is not None
+    older memory says, even where the values it can show look alike (a redacted [PHONE]). A
+    change word the user only wants or weighs ("好想辞职", "thinking about switching") is none."""
+    for m in _CHANGE.finditer(text):
+        before = text[max(0, m.start() - 40):m.start()]
+        if not (_INTENT_ZH.search(before) or _INTENT_EN.search(before)):
+            return True
+    return False
 
 
 @lru_cache(maxsize=8192)
@@ -359,6 +375,11 @@ def _numeric_slip(a: str, b: str) -> bool:
     return all(x in _ZH_NUMERALS and y in _ZH_NUMERALS for x, y in zip(a, b) if x != y)
 
 
+# Two-character time words ("今年" / "每年" / "过年", "今天" / "明天", "周三" / "周五"): one
+# character apart, and no slip of a value.
+_ZH_TIME_WORD = re.compile(r"[\u4e00-\u9fff][年月日天周晚]|[上中下]午|周[一二三四五六日末]|星期[一二三四五六日天]")
+
+
 def twin_values(newer: str, older: str, words: bool = True, contained_only: bool = False) -> bool:
     """``newer`` replaces a value of ``older`` with one a slip away: two digits swapped, one
     digit, letter or character off ("4821" -> "4827", "BA287" -> "BA278", "Hanson" -> "Hansen",
@@ -373,6 +394,8 @@ def twin_values(newer: str, older: str, words: bool = True, contained_only: bool
         for n in came:
             if len(o) < 2 or abs(len(o) - len(n)) > 1 or o.isdigit() != n.isdigit():
                 continue
+            if _ZH_TIME_WORD.fullmatch(o) and _ZH_TIME_WORD.fullmatch(n):
+                continue  # 今年 / 每年, 今天 / 明天: when it is said, not a value that slipped
             if not _numeric_slip(o, n) and (not words or (contained_only and o not in n and n not in o)):
                 continue
             distance = _levenshtein(o.lower(), n.lower())

@@ -42,6 +42,7 @@ from memory_core.llm.offline.reply import (
     parse_memory_context,
 )
 from memory_core.llm.offline.rewrite import rewrite_query_text
+from memory_core.llm.offline.slot_facts import states_own_attribute
 from memory_core.llm.offline.states import has_none
 from memory_core.llm.offline.slots import (
     answers_a_lasting_question,
@@ -79,6 +80,10 @@ class OfflineLLM(LLMProvider):
                 # say" states none).
                 importance, memory_type = 4, MemoryType.DECLARATIVE
         if importance < 4 and has_none(clean):  # "We don't have any pets", "我不会开车"
+            importance, memory_type = 4, MemoryType.DECLARATIVE
+        elif importance < 4 and states_own_attribute(clean):
+            # "我驾照是C2的", "My shoe size is 43", "我的车牌是...": one of the user's slots, kept like
+            # the named ones (home, job, phone); it had lived 180 days as "other content".
             importance, memory_type = 4, MemoryType.DECLARATIVE
         return Analysis(
             importance=importance,

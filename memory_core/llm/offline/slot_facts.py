@@ -22,7 +22,8 @@ from memory_core.llm.offline.importance import (
 from memory_core.text.facts import negations, signature
 from memory_core.text.intent import is_question
 from memory_core.text.keywords import stem
-from memory_core.text.lang import is_cjk
+from memory_core.text.lang import is_cjk, jieba_pos_tokenizer
+from memory_core.text.mood import is_irrealis
 from memory_core.text.pii import placeholder_pattern
 from memory_core.text.similarity import normalize_for_compare
 from memory_core.text.speaker import speaker_label
@@ -84,6 +85,15 @@ _ATTRIBUTE_ZH = re.compile(
     r"我(?:的|们的|家的?)(?P<a>[^\s，。,.!?！？是为叫]{1,10}?)\s*(?:是|叫|为|改成了?|换成了?|改为|变成了?)\s*(?P<v>[^，。,.!?！？]{1,30})|"
     # "房间号改成1302了": an attribute with no 我, only where it says it changed.
     r"^(?P<a2>[\u4e00-\u9fff]{1,8}?)\s*(?:改成了?|换成了?|改为|变成了?)\s*(?P<v2>[^，。,.!?！？]{1,30})")
+# "我驾照是C2的", "我鞋码是43": the same attribute said without 的, as people type it. Only where
+# jieba reads X as one word that can name a thing (not "我觉得是", "我今天是", "我也是"), and not a
+# person ("我妈是老师" is the mother's fact).
+_ATTRIBUTE_ZH_BARE = re.compile(
+    r"(?<![\u4e00-\u9fff])我(?P<a>[\u4e00-\u9fff]{2,4}?)(?:是|叫)\s*(?P<v>[^，。,.!?！？\s]{1,30})")
+_BARE_NOT_THINGS = frozenset("d r t p c u m q f y e o ad ud uj ul uz ug uv nr".split())
+_BARE_VERBS = frozenset("""觉得 认为 以为 发现 知道 记得 感觉 估计 相信 承认 确定 怀疑 可能 应该 肯定 其实 本来 原来
+    一直 已经 主要 只是 就是 真的 确实 突然 好像 似乎 也许 大概 平时 一般 最近 以前 现在 当时 总是 还是 不是 都是""".split())
+_KIN_CHARS = "爸妈哥姐弟妹爷奶姥儿女"  # "我妈是", "我哥叫": a relative, not an attribute
 _ATTR_SKIP = frozenset("""favorite favourite life day job week weekend plan plans goal dream problem question point
     idea fault pleasure turn guess bad mistake""".split())
 _ATTR_SKIP_ZH = frozenset("意思 问题 想法 打算 计划 目标 梦想 感觉 错 爱好".split())
@@ -193,8 +203,23 @@ def same_object(a: str, b: str) -> bool:
     return bool(sa & sb)
 
 
+def _bare_attribute(text: str) -> tuple[str, str, int] | None:
+    """(key, value, position) of "我X是Y" without 的, where X is one word for a thing."""
+    for m in _ATTRIBUTE_ZH_BARE.finditer(text):
+        attr = m.group("a")
+        words = list(jieba_pos_tokenizer().cut(attr))
+        if len(words) != 1 or words[0].flag in _BARE_NOT_THINGS or attr in _BARE_VERBS or attr in _ATTR_SKIP_ZH \
+                or attr[0] in _KIN_CHARS or any(k in attr for k in PERSON_NOUNS_ZH):
+            continue
+        value = normalize_for_compare(_STOP_VALUE_RE.split(m.group("v"), maxsplit=1)[0])
+        if value:
+            return attr, value, m.start()
+    return None
+
+
 def _attribute(text: str) -> tuple[str, str, int] | None:
-    """(attribute key, normalised value, position) of a "my X is Y" / "我的X是Y" statement."""
+    """(attribute key, normalised value, position) of a "my X is Y" / "我的X是Y" statement (also
+    "我X是Y", ``_bare_attribute``)."""
     for pattern, skip in ((_ATTRIBUTE_EN, _ATTR_SKIP), (_ATTRIBUTE_ZH, _ATTR_SKIP_ZH)):
         for m in pattern.finditer(text):
             groups = m.groupdict()
@@ -207,7 +232,7 @@ def _attribute(text: str) -> tuple[str, str, int] | None:
             if value:
                 key = " ".join(stem(w) for w in attr.split()) if attr.isascii() else attr
                 return key, value, m.start()
-    return None
+    return _bare_attribute(text)
 
 
 @dataclass(frozen=True)
@@ -247,3 +272,11 @@ def facts_of(text: str) -> Facts:
     sig = signature(text)
     return Facts(tuple(slots), attribute, preference, _CHANGE_RE.search(text) is not None, False,
                  not episodic, bool(sig.values()) or negations(text) > 0)
+
+
+def states_own_attribute(text: str) -> bool:
+    """The text states one of the user's own lasting attributes ("my X is Y", "我(的)X是Y"), not
+    as a wish, a question or an event of a day."""
+    facts = facts_of(text)
+    return (facts.attribute is not None and facts.attribute[2] == "self" and facts.lasting
+            and not is_irrealis(text))

@@ -205,7 +205,8 @@ def supersedes_text(newer: str, older: str) -> bool:
     changed = says_change(newer)
     # A change word is no correction marker: only a text that says it corrects, or one that flips
     # the polarity ("现在一点都不怕狗了"), may swap a word for a look-alike; "换了个新工作" corrects
-    # no "上个月还发作了一次" (工作 / 发作).
+    # no "上个月还发作了一次" (工作 / 发作). Time words are never values (facts.twin_values: "算了
+    # 今年不回了" corrects no "每年都给同事带橙子").
     flipped = signature(newer).polarity != signature(older).polarity
     if (lasting or explicit or changed) and corrects(newer, older, explicit=explicit or changed,
                                                      twins=explicit or flipped):
