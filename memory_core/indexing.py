@@ -13,7 +13,7 @@ from memory_core.lifecycle import epoch
 from memory_core.text.pii import masked
 from memory_core.records import MemoryRecord
 from memory_core.text.intent import asks_anything
-from memory_core.text.keywords import keyword_tokens
+from memory_core.text.keywords import bm25_tokens, keyword_tokens
 from memory_core.vectors.base import VectorRecord
 
 
@@ -44,7 +44,7 @@ def index_text(content: str, entities: Sequence[str], context: str = "") -> str:
     entities, so the Milvus analyzer sees words in both languages and entity names act as keys.
     The parts are tokenised apart (no token spans a line break, so the words are the same as for
     the joined text): the memory's own words are then the cached tokens its analysis computed."""
-    return " ".join(keyword_tokens(embed_text(content, context)) + keyword_tokens(" ".join(entities)))
+    return " ".join(bm25_tokens(embed_text(content, context)) + keyword_tokens(" ".join(entities)))
 
 
 def vector_record(record: MemoryRecord, vector: np.ndarray) -> VectorRecord:

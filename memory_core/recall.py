@@ -27,7 +27,7 @@ from typing import Any, Iterable, Sequence
 from memory_core.recipes import Recipe
 from memory_core.records import MemoryRecord, SearchFilters
 from memory_core.text.expansion import slot_keywords
-from memory_core.text.keywords import keyword_text
+from memory_core.text.keywords import bm25_text
 from memory_core.text.speaker import name_candidates, strip_names
 from memory_core.types import TimeRange
 from memory_core.vectors.base import VectorFilter, VectorHit
@@ -138,7 +138,7 @@ def dense_texts(query: str, context: str | None, speakers: frozenset[str], conte
 def keyword_query(query: str, context: str | None) -> str:
     """The BM25 legs' pre-segmented text: query, its slot words and the context ("" when that
     leaves no token)."""
-    text = keyword_text(" ".join(part for part in (query, slot_keywords(query), context or "") if part))
+    text = bm25_text(" ".join(part for part in (query, slot_keywords(query), context or "") if part))
     return text if text.strip() else ""
 
 

@@ -29,6 +29,7 @@ from typing import Iterable, Sequence
 from memory_core.indexing import index_text
 from memory_core.lifecycle import epoch, fades
 from memory_core.records import MemoryRecord
+from memory_core.text.keywords import bigram_chars
 from memory_core.vectors.base import VectorFilter, VectorHit
 
 CANDIDATES = 500
@@ -39,7 +40,11 @@ NOTICE = ("Keyword matching ran in the database: this Milvus server ({server}) h
 
 
 def like_term(token: str) -> str:
-    """The substring that finds the words a stemmed token came from."""
+    """The substring that finds the words a stemmed token came from (a Chinese bigram token:
+    its two characters)."""
+    pair = bigram_chars(token)
+    if pair is not None:
+        return pair
     if token.isascii() and token.isalpha() and len(token) > 3 and token[-1] in "ei":
         return token[:-1]
     return token

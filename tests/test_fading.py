@@ -283,7 +283,7 @@ def test_revision_0004_brings_back_what_the_job_expired_by_date(make_engine, sql
     with sql_engine.begin() as conn:
         conn.execute(text("UPDATE alembic_version SET version_num = '0003'"))
         conn.execute(text("DROP TABLE english_vectors"))  # a database at 0003 had no such table
-    assert migrate(sql_engine) == ["0004", "0005"]
+    assert migrate(sql_engine) == ["0004", "0005", "0006"]
     assert engine.get(trip).status is MemoryStatus.ACTIVE and engine.get(trip).expired_at is None
     assert not engine.get(trip).vector_written
     for memory_id in (trip_zh, noodles, by_person):

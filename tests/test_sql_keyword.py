@@ -14,7 +14,7 @@ import pytest
 from memory_core import FixedClock
 from memory_core.lifecycle import epoch
 from memory_core.sql_keyword import bm25_rank, like_term
-from memory_core.text.keywords import keyword_text
+from memory_core.text.keywords import bigram_chars, bigram_token, bm25_text, keyword_text
 from memory_core.vectors.base import VectorFilter
 from memory_core.vectors.server_caps import (
     MIN_SERVER_VERSION,
@@ -53,6 +53,18 @@ def test_like_terms_find_the_words_a_stem_came_from() -> None:
     assert like_term("hike") == "hik" and "hiking".find(like_term("hike")) == 0
     assert like_term("happi") == "happ" and "happy".startswith(like_term("happi"))
     assert like_term("芒果") == "芒果" and like_term("tea") == "tea" and like_term("2024") == "2024"
+    assert like_term(bigram_token("园", "区")) == "园区"
+
+
+def test_a_chinese_bigram_is_one_opaque_token_both_ways() -> None:
+    token = bigram_token("我", "家")
+    assert token.isascii() and token.isalpha() and bigram_chars(token) == "我家"
+    assert keyword_text(token) == token  # no stemming, no split: the SQL leg re-reads stored text with it
+    assert bigram_chars("hike") is None and bigram_chars("qaaaaaq") is None
+    assert bigram_token("㐀", "\u9fff") != bigram_token("\u9fff", "㐀")
+    text = bm25_text("我家住哪 hiking")
+    assert "家住" in text and "hike" in text and bigram_token("我", "家") in text.split()
+    assert bigram_token("哪", "h") not in text  # pairs never cross a run of Chinese
 
 
 def test_bm25_rank_prefers_rare_terms_and_drops_non_matches() -> None:
@@ -71,9 +83,12 @@ ALICE = [
     ("My sister Jane lives in Toronto and works as a nurse", T0 + timedelta(days=2)),
     ("I am allergic to peanuts", T0 + timedelta(days=3)),
     ("周末我常去西湖边跑步", T0 + timedelta(days=40)),
+    ("我家在苏州工业园区 前年买的房 两室一厅", T0 + timedelta(days=5)),
 ]
 BOB = ["I go hiking in the Alps too, with my dog", "我也喜欢芒果", "Toronto is cold in winter"]
-QUERIES = ["hiking in the Alps", "芒果", "where does Jane live", "peanut allergy", "西湖 跑步", "Toronto nurse"]
+QUERIES = ["hiking in the Alps", "芒果", "where does Jane live", "peanut allergy", "西湖 跑步", "Toronto nurse",
+           # jieba cuts 家住 / 写区 here and 我家 / 园区 there: only the character pairs meet
+           "我家住哪 填快递地址要写区"]
 
 
 @pytest.fixture
@@ -92,7 +107,7 @@ def test_sql_leg_finds_what_milvus_bm25_finds_and_nothing_of_another_user(both_u
     leg = engine.retriever.sql_keyword_hits  # what the pipeline runs where the store has no BM25
     flt = VectorFilter(user_id="alice", now=epoch(T0 + timedelta(days=60)))
     for query in QUERIES:
-        text = keyword_text(query)
+        text = bm25_text(query)  # what the pipeline sends (recall.keyword_query)
         milvus = engine.vectors.search_keyword(text, flt, 5)
         sql = leg(text, flt, 5)
         assert sql, query
@@ -109,7 +124,7 @@ def test_sql_leg_applies_every_filter_clause(both_users) -> None:  # type: ignor
     engine, mine, _ = both_users
     leg = engine.retriever.sql_keyword_hits
     records = {mid: engine.get(mid) for mid in mine}
-    text = keyword_text("hiking 芒果 Jane Toronto peanuts 西湖 跑步")
+    text = keyword_text("hiking 芒果 Jane Toronto peanuts 西湖 跑步 苏州")
     base = VectorFilter(user_id="alice", now=epoch(T0 + timedelta(days=60)))
 
     def found(flt: VectorFilter) -> set[str]:

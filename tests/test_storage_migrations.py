@@ -80,7 +80,7 @@ def test_migrations_apply_once_and_concurrently(sql_url: str) -> None:
     for t in threads:
         t.join()
     assert failures == []
-    assert [v for run in applied for v in run] == ["0001", "0002", "0003", "0004", "0005"] == revisions()
+    assert [v for run in applied for v in run] == ["0001", "0002", "0003", "0004", "0005", "0006"] == revisions()
     assert revisions()[-1] == head()
     assert current_revision(engine) == head()
     assert migrate(engine) == []
@@ -296,3 +296,23 @@ def test_migrations_from_several_processes_at_once(sql_url: str) -> None:
     applied = sorted(out.strip() for out, _ in outputs)
     assert applied == [str(revisions()), "[]", "[]", "[]"]
     engine.dispose()
+
+
+def test_revision_0006_re_indexes_active_memories_for_chinese_pairs(sql_url: str) -> None:
+    """A database at 0005: its active memories were indexed without the Chinese character pairs
+    (``keywords.cjk_bigrams``); 0006 marks them for the reconcile job, and only them."""
+    engine = create_sql_engine(sql_url)
+    migrate(engine)
+    with engine.begin() as conn:
+        for mid, status in (("m-zh", "active"), ("m-gone", "expired")):
+            conn.execute(text(
+                "INSERT INTO memories (memory_id, user_id, content, summary, importance, memory_type, entities, "
+                "metadata, status, created_at, updated_at, source, access_count, merged_from, vector_written, "
+                "content_hash) VALUES (:id, 'u1', '我家在苏州工业园区', '', 4, 'declarative', '[]', '{}', :status, "
+                "'2024-01-01 00:00:00', '2024-01-01 00:00:00', '[]', 0, '[]', true, 'h')"), {"id": mid, "status": status})
+        conn.execute(text("UPDATE alembic_version SET version_num = '0005'"))
+    assert migrate(engine) == ["0006"]
+    repo = SqlRepository(engine)
+    assert {r.memory_id for r in repo.pending_vectors()} == {"m-zh"}
+    assert repo.get("m-gone").vector_written  # type: ignore[union-attr]
+    assert migrate(engine) == []

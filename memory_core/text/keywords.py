@@ -2,9 +2,10 @@
 
 Chinese has no spaces, and Milvus Lite's analyzers handle either Chinese or English well but
 not both; so we segment here, once, the same way for stored text and for queries, and hand
-Milvus pre-segmented, whitespace-joined text (:func:`keyword_text`). Chinese runs go through
-jieba's search mode (words plus their sub-words, so "北京市" also matches "北京"); Latin runs
-are lowercased and lightly stemmed so "allergies"/"allergy" and "hiking"/"hike" meet.
+Milvus pre-segmented, whitespace-joined text (:func:`bm25_text`). Chinese runs go through
+jieba's search mode (words plus their sub-words, so "北京市" also matches "北京"), and the BM25
+leg also gets each run's character pairs (:func:`cjk_bigrams`); Latin runs are lowercased and
+lightly stemmed so "allergies"/"allergy" and "hiking"/"hike" meet.
 """
 from __future__ import annotations
 
@@ -182,3 +183,47 @@ def _keyword_tokens(text: str) -> tuple[str, ...]:
 def keyword_text(text: str) -> str:
     """:func:`keyword_tokens` joined by single spaces: pre-segmented input for a BM25 analyzer."""
     return " ".join(keyword_tokens(text))
+
+
+# Chinese character bigrams for the BM25 leg, beside jieba's words. jieba cuts the same phrase
+# differently in a question and in a statement ("我家住哪" -> 家住, "我家在苏州" -> 我家; "要写区"
+# -> 写区, "工业园区" -> 园区), and a word cut differently is no match at all; the characters'
+# pairs are the same on both sides. Each pair is written as one opaque ASCII token ("q" + the two
+# code points in the letters a-p + "q"), so Milvus' jieba analyzer, its filters and its English
+# stemmer (no suffix ends in "q") pass it through as one token, and the SQL keyword leg decodes
+# it back for its LIKE lookup (``bigram_chars``).
+_CJK_RUN = re.compile(f"[{CJK_CLASS}]{{2,}}")
+_HEX_TO_LETTER = str.maketrans("0123456789abcdef", "abcdefghijklmnop")
+_LETTER_TO_HEX = str.maketrans("abcdefghijklmnop", "0123456789abcdef")
+_BIGRAM_TOKEN = re.compile(r"q([a-p]{5})([a-p]{5})q")
+
+
+def bigram_token(a: str, b: str) -> str:
+    """The opaque token of the character pair ``a`` ``b``."""
+    return f"q{format(ord(a), '05x').translate(_HEX_TO_LETTER)}{format(ord(b), '05x').translate(_HEX_TO_LETTER)}q"
+
+
+def bigram_chars(token: str) -> str | None:
+    """The two characters a :func:`bigram_token` stands for (None for any other token)."""
+    m = _BIGRAM_TOKEN.fullmatch(token)
+    if m is None:
+        return None
+    return "".join(chr(int(part.translate(_LETTER_TO_HEX), 16)) for part in m.groups())
+
+
+@lru_cache(maxsize=2048)
+def cjk_bigrams(text: str) -> tuple[str, ...]:
+    """The bigram tokens of every run of Chinese characters in ``text`` (stopwords included: a
+    pair like 我家 carries what 我 alone does not)."""
+    text = unicodedata.normalize("NFKC", text)
+    return tuple(bigram_token(run[i], run[i + 1]) for run in _CJK_RUN.findall(text) for i in range(len(run) - 1))
+
+
+def bm25_tokens(text: str) -> list[str]:
+    """What the BM25 leg indexes and asks with: :func:`keyword_tokens` and the Chinese bigrams."""
+    return keyword_tokens(text) + list(cjk_bigrams(text))
+
+
+def bm25_text(text: str) -> str:
+    """:func:`bm25_tokens` joined by single spaces (the keyword leg's pre-segmented text)."""
+    return " ".join(bm25_tokens(text))
