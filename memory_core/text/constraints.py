@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from memory_core.text.intent import clause_kind, statement_part
+from memory_core.text.intent import clause_kind, is_question, statement_part
 from memory_core.text.subject import subject_of
 
 _I = re.IGNORECASE
@@ -190,6 +190,12 @@ def constraint_kind(text: str, answering: str | None = None) -> str | None:
     lifts one rather than stating it. ``answering`` is the question ``text`` replied to:
     "Peanuts." after "Any food allergies?" states an allergy; "No" states none."""
     kind = _kind_of(statement_part(text))
+    if kind is None and _INSTRUCTION.search(text):
+        # "别给我推荐星巴克" is a request by its form, so ``statement_part`` drops it from a message
+        # that mixes it with others ("跟你说几件事 我在练半马 上夜班 还有以后别给我推荐星巴克"); it
+        # is still the user's rule, unless the clause asks about one ("why do you never suggest X?").
+        if any(_INSTRUCTION.search(c) and not is_question(c) for c in _CLAUSE.split(text) if c and c.strip()):
+            return "instruction"
     if kind is not None or not answering or _NO_ANSWER.search(text):
         return kind
     return _kind_of(f"{answering} {text}")
@@ -241,12 +247,29 @@ def bears_on(constraint: str, query: str) -> bool:
     request with none (a joke, a sum) gets none."""
     if not may_bear_on(query):
         return False  # a joke, a sum, a capital city: nothing a constraint rules out
+    if _stated_without_a_topic(constraint):
+        return True  # the rest of a long message does not narrow it: see ``_stated_without_a_topic``
     asked = _merge_food(topics(query))
     traits = trait_topics(constraint)
     mine = traits or _merge_food(topics(constraint))  # a trait bears on its own topics only
     if not mine or _MEDICAL.search(constraint):
         return True
     return bool(mine & asked)  # a topicless question about the user gets only the above
+
+
+_CLAUSE = re.compile(r"[。！？!?；;\n，,]|\band\b|\bbut\b|(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])", _I)
+
+
+@lru_cache(maxsize=4096)
+def _stated_without_a_topic(constraint: str) -> bool:
+    """The clauses that state the constraint name no topic the lexicon knows, though the message
+    around them does: "I'm training for a half marathon, I work nights at a hotel, and please
+    never recommend Starbucks, I boycott them" is a constraint of no known topic (so it bears on
+    every request with one, as a short "never recommend Starbucks" does), not one about running
+    and nights. Only ever widens what a constraint bears on."""
+    stating = [c for c in _CLAUSE.split(constraint) if c and c.strip() and _kind_of(c.strip()) is not None]
+    return bool(stating) and not any(topics(c) or trait_topics(c) for c in stating) \
+        and bool(topics(constraint) or trait_topics(constraint))
 
 
 def may_bear_on(query: str) -> bool:

@@ -1,0 +1,65 @@
+"""A rule said in the middle of a long message still constrains every reply it bears on.
+
+From the probe set ``bench/truth/probes/a-en.jsonl`` (pe-constraint-007): "ok so a few things
+about me: I'm training for a half marathon, I work nights at a hotel, and please never recommend
+Starbucks, I boycott them" was stored as a constraint, but its topics were read off the whole
+message (running, nights), so a coffee request did not get it. The Chinese twin was not even
+stored as one: "别给我推荐星巴克" is a request by its form and was dropped with the questions of a
+mixed message. Through the chat service, on SQLite and PostgreSQL; the rules alone beside it.
+"""
+from __future__ import annotations
+
+import pytest
+
+from bench.truth.runner import mentions, suggestions_part
+from memory_core.text.constraints import bears_on, constraint_kind
+from memory_core.text.intent import is_question, statement_part
+from tests.test_truth_over_time import START, User
+
+LONG = {
+    "en": ("ok so a few things about me: I'm training for a half marathon, I work nights at a hotel, and please "
+           "never recommend Starbucks, I boycott them", "where can I grab a coffee near kings cross before my shift"),
+    "zh": ("跟你说几件事 我在练半马 上夜班 还有以后别给我推荐星巴克 我抵制它", "附近哪里能买杯咖啡 推荐一下"),
+}
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def engine(request, tmp_path_factory, embedder, model_cache_dir):  # type: ignore[no-untyped-def]
+    from tests.conftest import open_backend_engine
+
+    engine = open_backend_engine(request, tmp_path_factory, embedder, model_cache_dir, "long-rules", START)
+    yield engine
+    engine.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_rule_inside_a_long_message_reaches_the_request_it_bears_on(engine, lang: str) -> None:  # type: ignore[no-untyped-def]
+    message, request = LONG[lang]
+    assert constraint_kind(message) == "instruction" and bears_on(message, request)
+    user = User(engine)
+    user.says(message)
+    user.says(request, days=30)
+    assert [c.content for c in user.last_info.constraints] == [message]
+    assert "Starbucks" in user.last_info.constraint_block or "星巴克" in user.last_info.constraint_block
+    # the reply may name the rule it keeps, never offer the place (judged as bench.truth judges it)
+    assert not mentions(suggestions_part(user.last_reply), "starbucks" if lang == "en" else "星巴克")
+
+
+@pytest.mark.parametrize("text, asks", [("跟你说几件事 我下个月搬家", False), ("我想跟你聊几句", False), ("你说几点出发好", True),
+                                         ("这周你问几次了", True)])
+def test_a_few_things_to_tell_is_no_question(text: str, asks: bool) -> None:
+    """"跟你说几件事" had made the whole unpunctuated message a question, and nothing of it was stored."""
+    assert is_question(text) is asks
+    assert (statement_part(text) == "") is asks
+
+
+@pytest.mark.parametrize("text", ["why do you never recommend Starbucks?", "你为什么从来不推荐星巴克"])
+def test_a_question_about_a_rule_states_none(text: str) -> None:
+    assert constraint_kind(text) is None
+
+
+def test_the_rest_of_a_message_never_narrows_a_rule_it_names_a_topic_for() -> None:
+    # the allergy names its topic (food): a hike is not what it bears on, however long the message
+    allergy = "I'm training for a marathon, I work nights, and I'm allergic to peanuts"
+    assert constraint_kind(allergy) == "allergy"
+    assert bears_on(allergy, "suggest a snack for my long run") and not bears_on(allergy, "suggest a hike near Leeds")
