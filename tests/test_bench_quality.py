@@ -60,10 +60,39 @@ def test_caching_embedder_returns_the_models_vectors(embedder, tmp_path: Path) -
     first = cached.embed_passages(["I adopted a puppy named Coco", "我对芒果过敏"])
     again = cached.embed_passages(["我对芒果过敏"])
     assert cached.misses == 2 and cached.hits == 1
-    assert np.allclose(again[0], first[1]) and np.allclose(first, embedder.embed_passages(
-        ["I adopted a puppy named Coco", "我对芒果过敏"]), atol=1e-5)
+    alone = np.stack([embedder.embed_passages([t])[0] for t in ("I adopted a puppy named Coco", "我对芒果过敏")])
+    assert np.allclose(again[0], first[1]) and np.allclose(first, alone, atol=1e-5)  # each embedded alone
     assert not np.allclose(cached.embed_queries(["我对芒果过敏"])[0], again[0])  # e5 prompts differ
     cached.close()
+
+
+class _BatchSensitive:
+    """An encoder whose vectors depend on the batch, as the int8 one's do a little."""
+
+    name, dim, max_tokens = "batch-sensitive", 4, 64
+
+    def embed_passages(self, texts):  # type: ignore[no-untyped-def]
+        base = np.array([[len(t), t.count("a"), t.count(" "), 1.0] for t in texts], dtype=np.float32)
+        return base + 0.1 * len(texts)
+
+    embed_queries = embed_passages
+
+    def count_tokens(self, text: str) -> int:
+        return len(text.split())
+
+
+def test_a_cached_vector_does_not_depend_on_what_filled_the_cache(tmp_path: Path) -> None:
+    """Each missing text is embedded alone, so two caches filled in other orders and batches hold
+    the same vectors (the figures of record do not depend on the cache's history)."""
+    texts = ["a cat", "another day", "banana bread"]
+    one = CachingEmbedder(_BatchSensitive(), tmp_path / "one.sqlite3")  # type: ignore[arg-type]
+    two = CachingEmbedder(_BatchSensitive(), tmp_path / "two.sqlite3")  # type: ignore[arg-type]
+    together = one.embed_passages(texts)
+    apart = np.stack([two.embed_passages([t])[0] for t in reversed(texts)][::-1])
+    assert np.array_equal(together, apart)
+    assert np.array_equal(together, np.stack([_BatchSensitive().embed_passages([t])[0] for t in texts]))
+    one.close()
+    two.close()
 
 
 def test_a_turn_that_shared_a_photo_carries_its_caption_not_the_search_query() -> None:

@@ -17,7 +17,7 @@ from bench.quality.runner import METHODS, CorpusRun, locomo_scores, madial_score
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "bench" / "results"
-CACHE = ROOT / "bench" / "cache" / "embeddings.sqlite3"
+CACHE = ROOT / "bench" / "cache" / "embeddings-alone.sqlite3"  # each text embedded alone (embed_cache.py)
 MODEL_DIR = ROOT / "data" / "test-models"
 
 
