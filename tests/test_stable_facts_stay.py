@@ -13,6 +13,10 @@ its eight "stable" scenarios failed), each a way the memory lost a fact the user
   "other content", expiring after 180 days; "My shoe size is 43" likewise. A user's own lasting
   attribute is kept like the named slots (``slot_facts.states_own_attribute``).
 
+And a Chinese repeat regroups the same characters into other words ("每月房贷6830 还得还二十六年
+窒息" after "房贷每个月还6830 还有二十六年 想想就窒息"), which jieba cuts differently: it became a
+second memory (``repeats.adds_nothing`` reads the characters; 想想 is no hedge).
+
 Each through the chat service on SQLite and PostgreSQL, in Chinese and English; the rules alone
 for the rest.
 """
@@ -26,6 +30,7 @@ from memory_core.llm.offline import OfflineLLM
 from memory_core.llm.offline.slot_facts import facts_of, states_own_attribute
 from memory_core.llm.offline.slots import supersedes_text
 from memory_core.text.facts import says_change, twin_values
+from memory_core.text.repeats import adds_nothing
 from tests.test_truth_over_time import START, User
 
 NOW = datetime(2025, 3, 1, tzinfo=timezone.utc)
@@ -111,3 +116,23 @@ def test_an_own_attribute_is_still_recalled_a_year_on(engine, fact: str, later: 
     assert fact in user.active()
     user.says("周末好想睡一整天" if "驾照" in fact else "so sleepy this weekend", days=290)
     assert value in user.top(query)
+
+
+@pytest.mark.parametrize("new, old, folds", [
+    ("每月房贷6830 还得还二十六年 窒息", "房贷每个月还6830 还有二十六年 想想就窒息", True),
+    ("香菜一口都不吃 我是真的不吃", "我不吃香菜 一口都不吃", True),
+    # another value, person, time or polarity keeps it apart
+    ("每月房贷6380 还得还二十六年", "房贷每个月还6830 还有二十六年", False), ("我弟叫张伟", "我哥叫张伟", False),
+    ("我下周三去上海", "我周三去上海", False), ("我在北京上学", "我在北京工作", False), ("我喜欢猫", "我不喜欢猫", False),
+    ("我想去日本", "我去过日本", False),
+])
+def test_a_chinese_repeat_in_other_words_folds(new: str, old: str, folds: bool) -> None:
+    assert adds_nothing(new, old, 0.95, 0.85) is folds
+
+
+def test_a_chinese_repeat_through_the_chat_leaves_one_memory(engine) -> None:  # type: ignore[no-untyped-def]
+    user = User(engine)
+    user.says("房贷每个月还6830 还有二十六年 想想就窒息")
+    user.says("今天发工资了 转眼就没了", days=3)
+    user.says("每月房贷6830 还得还二十六年 窒息", days=20)
+    assert sum("6830" in m for m in user.active()) == 1

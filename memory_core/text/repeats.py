@@ -52,9 +52,20 @@ def _base(word: str) -> str:
     return _SUFFIX.sub("", word) if word.isascii() and len(word) > 5 else word
 
 
-def _said_in(token: str, tokens: frozenset[str]) -> bool:
+# Characters that only glue a Chinese sentence together ("还得还", "生的", "是我对象"): no fact in them.
+_ZH_GLUE = frozenset("的地得了着过吧呢啊嘛呀就都也还又才再很挺太真是在有和跟与把被给个这那么要会能")
+_CJK_WORD = re.compile(r"[\u3400-\u9fff]+")
+
+
+def _said_in(token: str, tokens: frozenset[str], stored: str = "") -> bool:
+    """``token`` says nothing the stored text did not: one of its words, a word of its family
+    ("allergy" / "allergic"), or, in Chinese, the same characters cut into other words ("每月" in
+    "每个月", "出生" in "生的" ... "出生的"): a repeat reorders and regroups the characters, and
+    jieba cuts them differently."""
     if token in tokens or token in _NAMING:
         return True
+    if _CJK_WORD.fullmatch(token):
+        return all(ch in stored for ch in token if ch not in _ZH_GLUE)
     return token.isascii() and any(t.isascii() and len(_base(t)) >= 5 and _base(t) == _base(token) for t in tokens)
 
 
@@ -62,7 +73,8 @@ def _said_in(token: str, tokens: frozenset[str]) -> bool:
 # repeat ("fyi I smoke" after "I used to smoke", "跟你说一下 我戒烟了" after "我想戒烟").
 _HEDGE = re.compile(r"\b(?:want(?:s|ed)? to|wanna|plan(?:ning|s)? to|going to|gonna|might|may|maybe|perhaps|"
                     r"used to|trying to|try to|thinking (?:of|about)|hope to|hoping to|would like|'d like|"
-                    r"'d love|would love|someday|probably)\b|想|打算|准备|计划|以前|曾经|可能|也许|大概|备孕|面试|试试", re.I)
+                    r"'d love|would love|someday|probably)\b|(?<!想)想(?![想到起法象念])|打算|准备|计划|以前|曾经|可能|也许|大概|备孕|面试|"
+                    r"试试", re.I)  # not 想想 / 想到 / 想起 ("想想就窒息": thinking of it, no wish)
 
 
 def adds_nothing(new: str, old: str, cosine: float, min_cosine: float) -> bool:
@@ -76,6 +88,6 @@ def adds_nothing(new: str, old: str, cosine: float, min_cosine: float) -> bool:
         return False
     words, stored = content_tokens(bare), content_tokens(old)
     shared = words & stored
-    if not shared or any(not _said_in(w, stored) for w in words - _SOFT_WORDS):
+    if not shared or any(not _said_in(w, stored, old) for w in words - _SOFT_WORDS):
         return False
     return same_subject(bare, old)
