@@ -63,3 +63,33 @@ def test_the_rest_of_a_message_never_narrows_a_rule_it_names_a_topic_for() -> No
     allergy = "I'm training for a marathon, I work nights, and I'm allergic to peanuts"
     assert constraint_kind(allergy) == "allergy"
     assert bears_on(allergy, "suggest a snack for my long run") and not bears_on(allergy, "suggest a hike near Leeds")
+
+
+@pytest.mark.parametrize("text, terms", [
+    ("痛风又犯了 脚趾头肿得跟馒头一样 医生让我戒海鲜戒啤酒 动物内脏也别碰", ["海鲜", "啤酒", "动物内脏"]),
+    ("医生不让我吃海鲜", ["海鲜"]), ("不能喝啤酒", ["啤酒"]), ("我戒烟三年了", ["烟"]),
+    ("my doctor told me to cut out beer and shellfish", ["beer", "shellfish"]), ("no more beer for me", ["beer"]),
+    # no rule in these
+    ("我的戒指丢了", []), ("少吃点甜的", []), ("I cut my finger", []),
+])
+def test_what_a_doctor_rules_out_is_left_out_of_offline_suggestions(text: str, terms: list[str]) -> None:
+    """From c-zh (rz-constraint-007): "医生让我戒海鲜戒啤酒" named nothing the offline reply's
+    catalogue left out; only "戒了X" and "不吃X" did."""
+    from memory_core.llm.offline import extract_avoidances
+
+    assert [a.term for a in extract_avoidances([text])] == terms
+
+
+def test_the_offline_reply_leaves_out_what_the_doctor_ruled_out(engine) -> None:  # type: ignore[no-untyped-def]
+    user = User(engine)
+    user.says("my doctor told me to cut out beer and shellfish, gout again")
+    user.says("suggest some food and drinks for a bbq on friday", days=20)
+    assert "cut out beer" in user.last_info.constraint_block
+    assert not mentions(suggestions_part(user.last_reply), "beer")
+
+
+def test_the_judge_reads_a_repeated_rule_as_no_suggestion() -> None:
+    """bench.truth's judge: a reply sentence that repeats the rule names the thing to keep it out."""
+    reply = "（离线模式）痛风又犯了 医生让你戒海鲜戒啤酒 动物内脏也别碰（2025-01-06 记下）。可以试试烤玉米、烤蘑菇。"
+    assert not mentions(suggestions_part(reply), "啤酒") and mentions(suggestions_part(reply), "烤玉米")
+    assert mentions(suggestions_part("周五烧烤可以来点啤酒和烤生蚝。"), "啤酒")

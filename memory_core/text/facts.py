@@ -123,6 +123,9 @@ class FactSignature:
         return self.numbers | self.codes | self.grades | self.days
 
 
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+
+
 @lru_cache(maxsize=8192)
 def signature(text: str) -> FactSignature:
     code_matches = list(_CODE.finditer(text))
@@ -132,7 +135,8 @@ def signature(text: str) -> FactSignature:
     for m in _NUMBER.finditer(text):
         if any(a <= m.start() < b for a, b in code_spans):
             continue
-        value = _SPACES.sub("", m.group(0).lower()).replace(",", ".")
+        # "1,450" is fourteen hundred and fifty; "3,5" a decimal comma
+        value = _THOUSANDS.sub("", _SPACES.sub("", m.group(0).lower())).replace(",", ".")
         numbers.add(value)
     if _ANY_NUMBER_WORD.search(text):
         for pattern, digits in _NUMBER_WORDS:
@@ -260,7 +264,10 @@ _CHANGE = re.compile(r"换\w{0,3}了|改了|改成|换成|变成|新的|新号|�
                      r"\bno longer\b|\bbecame\b|\bupgraded\b|\bquit\b|\bleft\b|\bjoined\b|\bstarted\b|"
                      r"\btransferred\b|\bpromoted\b|\bbroke up\b|\bgot married\b|\bdivorced\b|\bthese days\b|"
                      r"\bnowadays\b|\bfinally\b|\bturns out\b|\bactually\b|\bnot any ?more\b|\bfirst day\b|\btraded\b|"
-                     r"\bregistered with\b", _I)
+                     r"\bregistered with\b|"
+                     # an amount that moved: "rent goes up to $1,600", "bumped the sertraline up to 100mg"
+                     r"\b(?:went|goes|going|gone|go) (?:up|down)\b|\b(?:doubled|halved)\b|\b(?:dropped|cut) to\b",
+                     _I)  # not "raised" / "bumped": "Vodafone raised the price to £25" is no news of the user's plan
 
 
 # A change only wanted or weighed is no change: "好想辞职去大理开个民宿" (the job is still the job),

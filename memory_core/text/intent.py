@@ -74,6 +74,15 @@ _EN_AUX_QUESTION = re.compile(
     r"(?:i|you|we|my|your|it|he|she|they|there|the|a|an|this|that|these|those|anyone|anybody|any|u)\b|"
     # "is drop off before 8:30", "does the pharmacy open on Sundays": an opening auxiliary asks.
     r"(?:is|are|does|do|did|was|were|has|have|can|will)\s+(?!not\b|never\b)[a-z]+\b)", _I)
+# Without a question mark, "had" or "was" / "were" with no subject after it opens a statement whose
+# "I" was dropped, as people type: "had my follow-up with Dr Hale, she bumped the dose", "had a great
+# time at the beach", "was at the gym till 9". An inverted question names its subject next ("had you
+# heard", "was the flight late", "were they home").
+_EN_SUBJECT_DROPPED = re.compile(
+    r"^(?:so|and|but|ok|okay|hey|hi|well|um|oh)?[,\s]*(?:"
+    r"had\s+(?!(?:i|you|we|it|he|she|they|there|u|anyone|anybody|not|never)\b)|"  # "had my checkup": an object
+    r"(?:was|were)\s+(?!(?:i|you|we|my|your|it|he|she|they|there|the|this|that|these|those|anyone|anybody|any|u|"
+    r"his|her|our|their|its|not|never)\b))[a-z]+\b(?!.*[?？]\s*$)", _I)
 _EN_REQUEST = re.compile(
     r"^(?:(?:so|and|ok|okay|hey|hi|well|um|oh)[,\s]+)*"
     r"(?:please\b|pls\b|tell me|remind me|recommend|suggest|give me|show me|help me|find me|find\b|list\b|"
@@ -260,7 +269,7 @@ def _en_kind(clause: str) -> str:
         return "question"
     if _EN_INDIRECT.search(body):
         return "statement"
-    if _EN_WH_QUESTION.search(body) or _EN_AUX_QUESTION.search(body):
+    if _EN_WH_QUESTION.search(body) or (_EN_AUX_QUESTION.search(body) and not _EN_SUBJECT_DROPPED.search(body)):
         return "question"
     if _EN_REQUEST.search(body) or _EN_IMPERATIVE.search(body):
         standing = re.search(r"\b(?:never|always|from now on|going forward|in (?:the )?future|don'?t ever|do not ever|"

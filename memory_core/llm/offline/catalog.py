@@ -89,6 +89,10 @@ _ZH_AVOID_RES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"不(?:爱)?喝([^，。,.;；!！?？\s]{1,10})"), "no_drink"),
     (re.compile(r"(?:不喜欢|讨厌|受不了|忌口)(?:吃|喝)?([^，。,.;；!！?？\s]{1,10})"), "dislike"),
     (re.compile(r"戒(?:了|掉了?)([^，。,.;；!！?？\s]{1,8})"), "quit"),
+    # what a doctor rules out: "医生让我戒海鲜戒啤酒 动物内脏也别碰", "不能喝酒", "不让我吃辣"
+    (re.compile(r"(?<!警)戒(?![了掉指备心严])([^，。,.;；!！?？\s戒了一二三四五六七八九十两几半0-9]{1,6})"), "avoid"),
+    (re.compile(r"(?:不能|不可以|不让我?|别)(?:喝|碰|吃)([^，。,.;；!！?？\s]{1,10})"), "avoid"),
+    (re.compile(r"([一-龥]{1,6}?)(?:也|都)?(?:别|不能|不要)碰"), "avoid"),
     (re.compile(r"不要(?:给我|再)?推荐(?:任何)?([^，。,.;；!！?？\s]{1,12})"), "no_recommend"),
 )
 _EN_AVOID_RES: tuple[tuple[re.Pattern[str], str], ...] = (
@@ -100,6 +104,9 @@ _EN_AVOID_RES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b(?:hate|dislike|avoid|can'?t stand|don'?t like|do not like)\s+([a-z][a-z \-,]*)", _I), "dislike"),
     (re.compile(r"\b(?:quit|gave up|stopped (?:eating|drinking))\s+([a-z][a-z \-,]*)", _I), "quit"),
     (re.compile(r"\b(?:don'?t|do not|never) recommend (?:me )?(?:any )?([a-z][a-z \-,]*)", _I), "no_recommend"),
+    (re.compile(r"\b(?:cut out|stay away from|keep away from|stay off|not allowed (?:to (?:eat|drink|have) )?|"
+                r"told (?:me )?to avoid|have to avoid|must avoid|need to avoid)\s*([a-z][a-z \-,]*)", _I), "avoid"),
+    (re.compile(r"\bno more ([a-z][a-z\-]*)", _I), "avoid"),
 )
 _REASONS = {
     "allergy": ("你对{t}过敏", "you're allergic to {t}"),
@@ -109,6 +116,7 @@ _REASONS = {
     "dislike": ("你不喜欢{t}", "you don't like {t}"),
     "quit": ("你戒了{t}", "you quit {t}"),
     "no_recommend": ("你说过不要推荐{t}", "you asked me not to recommend {t}"),
+    "avoid": ("你得避开{t}", "you need to avoid {t}"),
 }
 _EN_STOP_TERMS = frozenset("it that this them food foods stuff things anything something much".split())
 _ZH_STOP_TERMS = frozenset("我 你 他 她 它 东西 什么 用户 有 是 也 都 很 对".split())

@@ -72,8 +72,10 @@ _SLOTS: tuple[_Slot, ...] = (
                              r"^我(?:的名字)?叫(?P<v3>[^，。,.!?！？\s]{1,8})", _I)),
 )
 # A statement that opens with someone's name ("Lisa因为…", "Bart got a new bike"): about them.
-NAMED_OPENING = re.compile(r"\s*(?!The\b|This\b|That\b|My\b|Our\b|It\b|We\b|I\b)[A-Z][a-z]+(?=[\u4e00-\u9fff]|\s+(?:is|was|has|had|got|"
-                            r"went|felt|feels|loves|likes|hates|and|said|told)\b)")
+# A note that opens with a person's name: "Lisa was upset", "Bart participated in a hike", "Bart’s pet
+# dog had a fever" (a past-tense verb or a possessive after the name, not only the common verbs).
+NAMED_OPENING = re.compile(r"\s*(?!The\b|This\b|That\b|My\b|Our\b|It\b|We\b|I\b)[A-Z][a-z]+(?=[\u4e00-\u9fff]|['’]s\b|"
+                            r"\s+(?:is|was|has|had|got|went|felt|feels|loves|likes|hates|and|said|told|[a-z]{2,}ed)\b)")
 FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|me|my|mine|we|our|us)\b|我", _I)
 _CHANGE_RE = re.compile(r"换了|改了|改成|换成|新的|新号|现在|\bnew\b|\bchanged\b|\bnow\b|\bupdated\b", _I)
 
