@@ -91,3 +91,24 @@ def test_notes_about_a_named_person_replace_nothing(newer: str, older: str) -> N
     """Once "had a fever" stopped reading as a question, this pair met the polarity-flip rule; a note
     that opens with a name and a past-tense verb or a possessive is about that person's life."""
     assert not supersedes_text(newer, older)
+
+
+@pytest.mark.parametrize("old, new, query, value", [
+    # a decimal is one value: 6.8 -> 5.8 is a slip of one digit (the side clause "not diabetes" flips no fact)
+    ("got my bloodwork back, A1C is 6.8", "sorry typo yesterday, the A1C was 5.8 - doc says prediabetic range, not diabetes",
+     "what was my last A1C result", "5.8"),
+    # a run of capitals is a value: KLM -> KLN
+    ("my license plate is KLM 4R2 if the parking app asks", "i mean KLN 4R2, the permit got rejected because of my typo",
+     "what's my plate number?", "KLN"),
+])
+def test_a_slip_in_a_decimal_or_a_code_of_capitals_is_corrected(engine, old: str, new: str, query: str,  # type: ignore[no-untyped-def]
+                                                                value: str) -> None:
+    assert supersedes_text(new, old)
+    user = User(engine)
+    user.says(old)
+    assert user.says(new, days=1).replaced_contents == [old]
+    assert value in user.top(query)
+
+
+def test_capitals_alone_are_no_slip_without_a_correction() -> None:
+    assert not supersedes_text("the NHL season starts tonight", "I watch the NHS documentary every week")
