@@ -116,10 +116,15 @@ _ACK_WORDS = re.compile(
 _GREETINGS = re.compile(
     r"\b(?:that'?s (?:all|it) (?:for (?:now|today|tonight))?|talk (?:to you )?(?:later|soon|tomorrow)|"
     r"see (?:you|ya)(?: later)?|catch you later|have a (?:good|nice|great) (?:one|day|night|evening|weekend)|"
-    r"happy new year|merry christmas|happy holidays|how'?s it going|how are you(?: doing)?|how have you been|"
-    r"what'?s up|how'?s your day)\b|"
+    r"happy new year|merry christmas|happy holidays|how'?s it going|how are you (?:doing )?today|how are you(?: doing)?|"
+    r"how have you been|"
+    r"what'?s up|how'?s your day(?: going| been)?|good (?:morning|afternoon|evening|night)|"
+    # the weather, said as a remark to anyone
+    r"(?:it'?s )?(?:so |really |pretty )?(?:cold|hot|freezing|boiling|humid) (?:today|out(?:side)?|again)|"
+    r"hello there)\b|"
     r"好嘞|懂了|了解|明白了|知道啦|(?:新年|春节|元旦|中秋|端午|节日|圣诞|国庆|周末)快乐|你好吗|最近好吗|在吗|在不在|"
-    r"早上好|晚上好|下午好", _I)
+    r"早上好|晚上好|下午好|今天也要(?:元气满满|加油|开心|开开心心|努力)|"
+    r"(?:今天|外面|最近)?(?:好|真|太)(?:冷|热|闷)|(?:冷|热)死了|(?:冻|热)成狗", _I)
 _PARTICLES = re.compile(r"[啊呀啦吧哦嘛呢了的哈]")
 # Reactions whose "me" says nothing about the user ("哈哈哈笑死我了", "lmao you're killing me").
 _REACTION_ME = re.compile(r"(?:笑|乐)死(?:我|人)了?|you'?re killing me|made my day", _I)
@@ -165,14 +170,21 @@ def closes_advice(text: str) -> bool:
 _GENERAL_REQUEST = re.compile(
     r"^\W*(?:(?:can|could|would|will) you\s+|please\s+|hey\s+)*(?:tell (?:me )?(?:a|another|one more) (?:joke|story|riddle|fun fact)|"
     r"write (?:me )?(?:a|an|another) (?:haiku|poem|limerick|story|song|sonnet|riddle)|explain\b|translate\b|define\b|"
-    r"what(?:'s| is) the (?:capital|population|meaning|definition) of\b)|"
+    r"what(?:'s| is) the (?:capital|population|meaning|definition) of\b|"
+    # a question about the world, asked of anyone: "why is the sky blue?", "what's the difference
+    # between a crocodile and an alligator", "how far is the moon", "一光年到底有多远啊"
+    r"(?:so\s+)?why (?:is|are|do|does|did) (?!i\b|my\b|we\b|our\b)|what'?s the (?:actual |real )?difference between\b|"
+    r"how (?:far|big|old|tall|deep|hot|cold|long|heavy) (?:is|are|was|were) (?:a|an|the)\b|"
+    r"how (?:does|do) (?:a|an|the)?\s*(?:[a-z]+\s+){0,2}[a-z]+ work\b|who (?:invented|discovered|wrote|painted|built)\b)|"
+    r"什么是|是什么意思|有什么区别|的区别是|是什么原理|(?:到底)?有多(?:远|大|高|深|重|老)(?:啊|呀|呢)?\s*[?？]?$|"
     r"^\W*(?:请|麻烦)?(?:你)?(?:给我|跟我|帮我)?(?:讲|说)(?:个|一个|几个)(?:笑话|故事|冷笑话)|^\W*(?:请|帮我)?写(?:一首|首|一篇|个)|"
     r"^\W*(?:请|帮我)?(?:翻译|解释一下)", re.IGNORECASE)
 _MINE = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|my|mine|we|we're|our|us|myself)\b|\bfor me\b|我的|我们|我家|适合我|\b(?:about|for) me\b",
                    re.IGNORECASE)
 
 
-_REQUEST_ME = re.compile(r"\b(?:tell|give|show|teach|write) me\b|给我|跟我|帮我", re.IGNORECASE)
+_REQUEST_ME = re.compile(r"\b(?:tell|give|show|teach|write) me\b|\blike (?:i'?m|i am) (?:five|5|a kid|a child)\b|给我|跟我|帮我",
+                         re.IGNORECASE)
 
 
 @lru_cache(maxsize=4096)
