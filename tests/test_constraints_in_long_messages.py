@@ -93,3 +93,23 @@ def test_the_judge_reads_a_repeated_rule_as_no_suggestion() -> None:
     reply = "（离线模式）痛风又犯了 医生让你戒海鲜戒啤酒 动物内脏也别碰（2025-01-06 记下）。可以试试烤玉米、烤蘑菇。"
     assert not mentions(suggestions_part(reply), "啤酒") and mentions(suggestions_part(reply), "烤玉米")
     assert mentions(suggestions_part("周五烧烤可以来点啤酒和烤生蚝。"), "啤酒")
+
+
+@pytest.mark.parametrize("text, kept", [
+    ("查出来痛风了 尿酸五百多 医生让管住嘴", True), ("查出了甲状腺结节", True), ("查了下 是轻度脂肪肝", True),
+    ("查一下明天北京天气", False), ("帮我查下航班", False),
+])
+def test_a_diagnosis_found_is_no_request_to_look_something_up(text: str, kept: bool) -> None:
+    """From d-zh (sz-constraint-004): "查出来痛风了 ..." opened with 查 ("look up") and was dropped
+    as a request, so the gout never reached a late-night snack request."""
+    from memory_core.text.intent import statement_part
+
+    assert (statement_part(text) == text) is kept
+
+
+def test_a_diagnosis_reaches_the_request_it_bears_on(engine) -> None:  # type: ignore[no-untyped-def]
+    user = User(engine)
+    user.says("查出来痛风了 尿酸五百多 医生让管住嘴")
+    user.says("脚踝这两天好多了", days=40)
+    user.says("今晚加完班想吃点夜宵 推荐点啥", days=15)
+    assert any("痛风" in c.content for c in user.last_info.constraints)

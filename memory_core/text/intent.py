@@ -99,7 +99,8 @@ _EN_IMPERATIVE = re.compile(
     r"proofread|edit|name|pick|choose|plan|compare|define|teach|quiz|brainstorm|outline|recommend|suggest|"
     r"tell|remind|read)\b(?! me\b (?:know|be)\b)", _I)
 # 改 and 算 open a request ("改一下这段", "算一下"), not a change or a verdict ("改去成都了", "算了").
-_ZH_IMPERATIVE = re.compile(r"^(?:请|麻烦|帮忙)?(?:写|翻译|总结|解释|生成|列|列出|起个|起一个|算(?![了是])|查|讲|说说|推荐|"
+# "查" asks to look something up; "查出来痛风了", "查了一下是..." tell what was found.
+_ZH_IMPERATIVE = re.compile(r"^(?:请|麻烦|帮忙)?(?:写|翻译|总结|解释|生成|列|列出|起个|起一个|算(?![了是])|查(?!出|到了|了|过|完)|讲|说说|推荐|"
                             r"改(?![去到成为签期天了])|润色|"
                             r"出个|出一个|想个|想一个|想几个|编|做个|做一个|画|教我|教教我|给我讲|帮我)")
 
