@@ -112,3 +112,17 @@ def test_a_slip_in_a_decimal_or_a_code_of_capitals_is_corrected(engine, old: str
 
 def test_capitals_alone_are_no_slip_without_a_correction() -> None:
     assert not supersedes_text("the NHL season starts tonight", "I watch the NHS documentary every week")
+
+
+@pytest.mark.parametrize("old, new, ends", [
+    ("we're not planning to have kids, we're happy as we are with the dogs",
+     "ok so... huge news. I'm pregnant!! due in November. we're still in shock, it was NOT planned", True),
+    # a long story that only mentions the thing ends nothing
+    ("we're not planning to have kids, we're happy as we are with the dogs",
+     "went to my cousin's for the weekend. her kids are wild. they ran around all day. we played cards. "
+     "got home late and slept till noon", False),
+])
+def test_a_long_message_may_end_a_state_it_says_ended(old: str, new: str, ends: bool) -> None:
+    """From d-en (se-negation-006): a story told in several sentences was never compared with the
+    short statement it overturns; it now may end the state (``states.ends_a_state``), and only that."""
+    assert supersedes_text(new, old) is ends

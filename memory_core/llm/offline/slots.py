@@ -30,7 +30,7 @@ from memory_core.llm.offline.importance import (
 )
 from memory_core.llm.offline.restatements import says_again
 from memory_core.llm.offline.slot_facts import FIRST_PERSON, NAMED_OPENING, facts_of, same_object
-from memory_core.llm.offline.states import ends_a_state, speaks_of_a_state, tells_an_end
+from memory_core.llm.offline.states import ends_a_state, ends_own_state, speaks_of_a_state, tells_an_end
 from memory_core.llm.offline.updates import changes, flips, one_fact, restates, specific_words, topics_of
 from memory_core.text.facts import corrects, says_change, says_correction, signature, twin_values
 from memory_core.text.lang import is_cjk
@@ -198,8 +198,12 @@ def supersedes_text(newer: str, older: str) -> bool:
         # "Bart got a new bike") are events of their lives, not the user's facts (nor those of
         # the user's son or boss): only the slot and preference readings above compare them.
         return False
-    if not (one_fact(older, sentences=2, words=30) and one_fact(newer, sentences=3, words=45)):
+    if not one_fact(older, sentences=2, words=30):
         return False  # a long message tells a story: the readings below compare single statements
+    if not one_fact(newer, sentences=3, words=45):
+        # ... but a story may still end the state a short statement set ("we're not planning to have
+        # kids" -> "ok so... huge news. I'm pregnant!! due in November. ..."), when it says so itself
+        return ends_own_state(newer, older)
     lasting = f_new.lasting and f_old.lasting
     explicit = says_correction(newer)
     changed = says_change(newer)

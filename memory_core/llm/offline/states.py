@@ -128,6 +128,18 @@ def lifts_a_diet(newer: str, older: str) -> bool:
     return any(same_word(o, n) for o in specific_words(older) for n in specific_words(newer))
 
 
+def ends_own_state(newer: str, older: str) -> bool:
+    """``ends_a_state``, read in a long message: only where a clause that speaks of the state is
+    the user's own ("I'm pregnant!!" ends "we're not planning to have kids"; "her kids are wild",
+    in a story of a weekend, ends nothing)."""
+    shared = _states_of(statement_words(newer)) & _states_of(statement_words(older))
+    patterns = [_states()[name] for name in shared]
+    speaking = [c for c in _CLAUSES.split(statement_words(newer)) if any(p.search(c) for p in patterns)]
+    if not any(subject_of(c).split("/")[-1] == "self" for c in speaking):
+        return False
+    return ends_a_state(newer, older)
+
+
 def tells_an_end(text: str) -> bool:
     """A death or a cure: an event that ends a lasting fact, so the write checks it against the
     user's memories although it states no slot ("Biscuit passed away last week")."""
