@@ -96,6 +96,19 @@ def backend_url(request) -> str:  # type: ignore[no-untyped-def]
     return ""
 
 
+def backend_engine_fixture(name: str, at: "datetime"):  # type: ignore[no-untyped-def]
+    """A module-scoped ``engine`` fixture over both SQL backends ("sqlite", "postgres") with a
+    FixedClock at ``at``, for a test module to bind: ``engine = backend_engine_fixture("truth", START)``."""
+
+    @pytest.fixture(scope="module", params=["sqlite", "postgres"])
+    def engine(request, tmp_path_factory, embedder, model_cache_dir):  # type: ignore[no-untyped-def]
+        made = open_backend_engine(request, tmp_path_factory, embedder, model_cache_dir, name, at)
+        yield made
+        made.close()
+
+    return engine
+
+
 def open_backend_engine(request, tmp_path_factory, embedder, model_cache_dir, name: str,  # type: ignore[no-untyped-def]
                         at: "datetime"):
     """A module-scoped engine on the SQL backend named by ``request.param`` ("sqlite"/"postgres"),

@@ -13,6 +13,7 @@ import pytest
 from memory_core.llm.offline.slots import supersedes_text
 from tests.test_not_own_facts import first
 from tests.test_truth_over_time import START, User
+from tests.conftest import backend_engine_fixture
 
 CHANGES = [
     ("I work as a paralegal at a small firm in Croydon",
@@ -31,13 +32,7 @@ CHANGES = [
 ]
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgres"])
-def engine(request, tmp_path_factory, embedder, model_cache_dir):  # type: ignore[no-untyped-def]
-    from tests.conftest import open_backend_engine
-
-    engine = open_backend_engine(request, tmp_path_factory, embedder, model_cache_dir, "plain-changes", START)
-    yield engine
-    engine.close()
+engine = backend_engine_fixture("plain-changes", START)
 
 
 @pytest.mark.parametrize("old, new, query, new_value, old_value", CHANGES)

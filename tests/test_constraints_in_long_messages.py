@@ -15,6 +15,7 @@ from bench.truth.runner import mentions, suggestions_part
 from memory_core.text.constraints import bears_on, constraint_kind
 from memory_core.text.intent import is_question, statement_part
 from tests.test_truth_over_time import START, User
+from tests.conftest import backend_engine_fixture
 
 LONG = {
     "en": ("ok so a few things about me: I'm training for a half marathon, I work nights at a hotel, and please "
@@ -23,13 +24,7 @@ LONG = {
 }
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgres"])
-def engine(request, tmp_path_factory, embedder, model_cache_dir):  # type: ignore[no-untyped-def]
-    from tests.conftest import open_backend_engine
-
-    engine = open_backend_engine(request, tmp_path_factory, embedder, model_cache_dir, "long-rules", START)
-    yield engine
-    engine.close()
+engine = backend_engine_fixture("long-rules", START)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 
 from tests.test_truth_over_time import START, User
+from tests.conftest import backend_engine_fixture
 
 
 def first(user: User, query: str) -> str:
@@ -20,13 +21,7 @@ def first(user: User, query: str) -> str:
     return found[0].content if found else ""
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgres"])
-def engine(request, tmp_path_factory, embedder, model_cache_dir):  # type: ignore[no-untyped-def]
-    from tests.conftest import open_backend_engine
-
-    engine = open_backend_engine(request, tmp_path_factory, embedder, model_cache_dir, "own-facts", START)
-    yield engine
-    engine.close()
+engine = backend_engine_fixture("own-facts", START)
 
 
 # ---- another person's fact does not answer a question about the user ----------------------------

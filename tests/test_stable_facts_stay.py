@@ -32,17 +32,12 @@ from memory_core.llm.offline.slots import supersedes_text
 from memory_core.text.facts import says_change, twin_values
 from memory_core.text.repeats import adds_nothing
 from tests.test_truth_over_time import START, User
+from tests.conftest import backend_engine_fixture
 
 NOW = datetime(2025, 3, 1, tzinfo=timezone.utc)
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgres"])
-def engine(request, tmp_path_factory, embedder, model_cache_dir):  # type: ignore[no-untyped-def]
-    from tests.conftest import open_backend_engine
-
-    engine = open_backend_engine(request, tmp_path_factory, embedder, model_cache_dir, "stable-facts", START)
-    yield engine
-    engine.close()
+engine = backend_engine_fixture("stable-facts", START)
 
 
 @pytest.mark.parametrize("text, change", [

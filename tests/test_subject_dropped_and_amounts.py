@@ -20,15 +20,10 @@ from memory_core.llm.offline.slots import supersedes_text
 from memory_core.text.facts import same_values, signature
 from memory_core.text.intent import is_question, statement_part
 from tests.test_truth_over_time import START, User
+from tests.conftest import backend_engine_fixture
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgres"])
-def engine(request, tmp_path_factory, embedder, model_cache_dir):  # type: ignore[no-untyped-def]
-    from tests.conftest import open_backend_engine
-
-    engine = open_backend_engine(request, tmp_path_factory, embedder, model_cache_dir, "dropped-subject", START)
-    yield engine
-    engine.close()
+engine = backend_engine_fixture("dropped-subject", START)
 
 
 @pytest.mark.parametrize("text, asks", [

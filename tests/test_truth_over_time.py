@@ -17,17 +17,12 @@ from memory_core.llm.base import ChatMessage
 from memory_core.llm.prompt import build_reply_messages
 from services.auth import Principal
 from services.chat import ChatService, Remembered
+from tests.conftest import backend_engine_fixture
 
 START = datetime(2024, 3, 1, 9, 0, tzinfo=timezone.utc)
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgres"])
-def engine(request, tmp_path_factory, embedder, model_cache_dir):  # type: ignore[no-untyped-def]
-    from tests.conftest import open_backend_engine
-
-    engine = open_backend_engine(request, tmp_path_factory, embedder, model_cache_dir, "truth", START)
-    yield engine
-    engine.close()
+engine = backend_engine_fixture("truth", START)
 
 
 class User:

@@ -13,6 +13,7 @@ import pytest
 
 from memory_core.text.intent import general_request, is_small_talk
 from tests.test_truth_over_time import START, User
+from tests.conftest import backend_engine_fixture
 
 NOTHING = ["good morning! how's your day going", "how are you doing today", "早上好呀 今天也要元气满满",
            "今天好冷啊 冻成狗了"]
@@ -22,13 +23,7 @@ MINE = ["why is my knee swelling", "why do I get headaches", "我家到公司有
         "今天好冷 我感冒了", "what's the difference between my two insurance plans", "how does my pension work"]
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgres"])
-def engine(request, tmp_path_factory, embedder, model_cache_dir):  # type: ignore[no-untyped-def]
-    from tests.conftest import open_backend_engine
-
-    engine = open_backend_engine(request, tmp_path_factory, embedder, model_cache_dir, "world-questions", START)
-    yield engine
-    engine.close()
+engine = backend_engine_fixture("world-questions", START)
 
 
 @pytest.mark.parametrize("text", NOTHING)
