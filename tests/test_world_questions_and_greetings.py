@@ -19,7 +19,7 @@ NOTHING = ["good morning! how's your day going", "how are you doing today", "早
            "今天好冷啊 冻成狗了"]
 WORLD = ["what's the actual difference between a crocodile and an alligator", "why is the sky blue? explain it like I'm five",
          "how does a heat pump work", "一光年到底有多远啊", "什么是通货膨胀"]
-MINE = ["why is my knee swelling", "why do I get headaches", "我家到公司有多远", "good morning, I start my new job today!",
+MINE = ["why is my knee swelling", "why do I get headaches", "我家到公司有多远", "我闺女学的那个东西是什么意思", "good morning, I start my new job today!",
         "今天好冷 我感冒了", "what's the difference between my two insurance plans", "how does my pension work"]
 
 

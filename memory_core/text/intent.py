@@ -177,9 +177,11 @@ _GENERAL_REQUEST = re.compile(
     r"(?:so\s+)?why (?:is|are|do|does|did) (?!i\b|my\b|we\b|our\b)|what'?s the (?:actual |real )?difference between\b|"
     r"how (?:far|big|old|tall|deep|hot|cold|long|heavy) (?:is|are|was|were) (?:a|an|the)\b|"
     r"how (?:does|do) (?:a|an|the)?\s*(?:[a-z]+\s+){0,2}[a-z]+ work\b|who (?:invented|discovered|wrote|painted|built)\b)|"
-    r"什么是|是什么意思|有什么区别|的区别是|是什么原理|(?:到底)?有多(?:远|大|高|深|重|老)(?:啊|呀|呢)?\s*[?？]?$|"
+
     r"^\W*(?:请|麻烦)?(?:你)?(?:给我|跟我|帮我)?(?:讲|说)(?:个|一个|几个)(?:笑话|故事|冷笑话)|^\W*(?:请|帮我)?写(?:一首|首|一篇|个)|"
     r"^\W*(?:请|帮我)?(?:翻译|解释一下)", re.IGNORECASE)
+# The same in Chinese, where a question about the user often drops its 我 too: only with no 我 at all.
+_WORLD_QUESTION_ZH = re.compile(r"什么是|是什么意思|有什么区别|的区别是|是什么原理|(?:到底)?有多(?:远|大|高|深|重|老)(?:啊|呀|呢)?\s*[?？]?$")
 _MINE = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|my|mine|we|we're|our|us|myself)\b|\bfor me\b|我的|我们|我家|适合我|\b(?:about|for) me\b",
                    re.IGNORECASE)
 
@@ -195,6 +197,8 @@ def general_request(text: str) -> bool:
     the same for anyone, so no memory is brought in (a job title had ranked above the threshold
     for "tell me a joke"). "Write a poem about my dog" or "explain my blood test" are the user's."""
     body = (text or "").strip()
+    if _WORLD_QUESTION_ZH.search(body) and "我" not in body:
+        return True
     return _GENERAL_REQUEST.search(body) is not None and _MINE.search(_REQUEST_ME.sub(" ", body)) is None
 
 
