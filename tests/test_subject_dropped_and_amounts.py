@@ -121,3 +121,22 @@ def test_a_long_message_may_end_a_state_it_says_ended(old: str, new: str, ends: 
     """From d-en (se-negation-006): a story told in several sentences was never compared with the
     short statement it overturns; it now may end the state (``states.ends_a_state``), and only that."""
     assert supersedes_text(new, old) is ends
+
+
+@pytest.mark.parametrize("text, negated", [
+    ("saving this here: NHS no. 943 476 5919", False), ("room no 12 on the second floor", False),
+    ("no pets here, the landlord says no", True), ("No. I do not eat pork", True),
+])
+def test_no_before_a_number_is_the_number(text: str, negated: bool) -> None:
+    """From d-en (se-repeat-007): "NHS no. 943 476 5919" read as a negation, so the number said
+    again was a new memory beside "my NHS number is 943 476 5919"."""
+    from memory_core.text.facts import negations
+
+    assert (negations(text) > 0) is negated
+
+
+def test_a_number_saved_again_folds(engine) -> None:  # type: ignore[no-untyped-def]
+    user = User(engine)
+    user.says("my NHS number is 943 476 5919")
+    user.says("saving this here: NHS no. 943 476 5919", days=10)
+    assert sum("5919" in m for m in user.active()) == 1

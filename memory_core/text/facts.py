@@ -37,7 +37,9 @@ NEGATION_IDIOMS_RE = re.compile(r"不错|不客气|不好意思|没事|没关系
                                 # a double negation is a yes: 无辣不欢 ("no joy without spice"), 无X不Y
                                 r"无[\u4e00-\u9fff]不[\u4e00-\u9fff]|"
                                 r"特别|区别|分别|告别|个别|级别|类别|性别|别人|别的|别墅|别处|"
-                                r"\bno problem\b|\bnot bad\b|\bno worries\b", _I)
+                                r"\bno problem\b|\bnot bad\b|\bno worries\b|"
+                                # "NHS no. 943 476 5919", "room no 12": an abbreviation of "number"
+                                r"\bno\.?\s*(?=\d)", _I)
 
 
 @lru_cache(maxsize=16384)  # pure; every newer-wins rule counts the negations of the same texts

@@ -29,8 +29,10 @@ _FILLER = re.compile(
     r"in case (?:i|you) (?:never (?:said|told you|mentioned (?:it)?)|forgot|didn'?t know)|"
     r"(?:as|like) i (?:said|told you|mentioned)(?: before| earlier)?|"
     r"you (?:should|must|ought to) (?:know|remember) (?:that|this)(?: by now)?|remember(?: that| this)?|"
-    r"don'?t forget|lol|lmao|haha+|hehe+|anyway(?:s)?|yes|yeah|yep|ok|okay|so|again)\b[,:!.]*|"
-    r"顺便说一?下|跟你说一?下?|我跟你讲|说过了?|再说一遍|记一下|记住了?|你记着|提醒你一?下|别忘了|"
+    r"don'?t forget|lol|lmao|haha+|hehe+|anyway(?:s)?|yes|yeah|yep|ok|okay|so|again|"
+    r"sav(?:e|ing) (?:this|it) (?:here|somewhere)|for (?:my )?(?:records|reference)|"
+    r"just so it'?s (?:written down|saved|somewhere))\b[,:!.]*|"
+    r"顺便说一?下|跟你说一?下?|我跟你讲|说过了?|再说一遍|再发一遍|记一下|记住了?|你记着|提醒你一?下|别忘了|帮我存着|存一下|"
     r"哈哈+|嘿嘿|呵呵|嘻嘻|啦|呀|嘛|哦|噢|反正|总之", _I)
 
 
