@@ -77,7 +77,7 @@ class Recipe:
     alone), ``neighbours`` (a strong hit lends score to the memory written just before/after
     it), ``speaker`` (a line by the person the query names is boosted, and the dense legs embed
     the query without the name), ``answer_type`` (a "when" question boosts memories that state a
-        time), ``event_time`` (a named window also admits memories that tell of that time), ``english``
+    time), ``event_time`` (a named window also admits memories that tell of that time), ``english``
     (the English encoder re-ranks an English query's candidates: memory_core/english_leg.py)."""
 
     name: str

@@ -19,6 +19,7 @@ import re
 from functools import lru_cache
 
 from memory_core.text.facts import _SOFT_WORDS, content_tokens, same_values, says_change
+from memory_core.text.lang import CJK_CLASS
 from memory_core.text.subject import same_subject
 
 _I = re.IGNORECASE
@@ -56,7 +57,7 @@ def _base(word: str) -> str:
 
 # Characters that only glue a Chinese sentence together ("还得还", "生的", "是我对象"): no fact in them.
 _ZH_GLUE = frozenset("的地得了着过吧呢啊嘛呀就都也还又才再很挺太真是在有和跟与把被给个这那么要会能")
-_CJK_WORD = re.compile(r"[\u3400-\u9fff]+")
+_CJK_WORD = re.compile(f"[{CJK_CLASS}]+")
 
 
 def _said_in(token: str, tokens: frozenset[str], stored: str = "") -> bool:

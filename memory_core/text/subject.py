@@ -56,6 +56,8 @@ _SAME_PERSON = {
 # Kin said with one character after 我 (我爸, 我妈, 我哥): the full noun each stands for.
 _KIN_ZH = {"爸": "爸爸", "妈": "妈妈", "哥": "哥哥", "姐": "姐姐", "弟": "弟弟", "妹": "妹妹", "爷": "爷爷", "奶": "奶奶",
            "姥": "姥姥"}
+# The relatives said in one character after 我 ("我妈", "我哥"): not the speaker.
+KIN_ZH_ONE_CHAR = frozenset(_KIN_ZH)
 _MY_KIN_ZH = re.compile(r"我(爸|妈|哥|姐|弟|妹|爷|奶|姥)(?![爸妈哥姐弟妹爷奶姥])")
 
 

@@ -27,7 +27,7 @@ from memory_core.text.mood import is_irrealis
 from memory_core.text.pii import placeholder_pattern
 from memory_core.text.similarity import normalize_for_compare
 from memory_core.text.speaker import speaker_label
-from memory_core.text.subject import PERSON_NOUNS_EN, PERSON_NOUNS_ZH, subject_before
+from memory_core.text.subject import KIN_ZH_ONE_CHAR, PERSON_NOUNS_EN, PERSON_NOUNS_ZH, subject_before
 from memory_core.text.timeparse import parse_time_range
 
 _I = re.IGNORECASE
@@ -95,7 +95,7 @@ _ATTRIBUTE_ZH_BARE = re.compile(
 _BARE_NOT_THINGS = frozenset("d r t p c u m q f y e o ad ud uj ul uz ug uv nr".split())
 _BARE_VERBS = frozenset("""觉得 认为 以为 发现 知道 记得 感觉 估计 相信 承认 确定 怀疑 可能 应该 肯定 其实 本来 原来
     一直 已经 主要 只是 就是 真的 确实 突然 好像 似乎 也许 大概 平时 一般 最近 以前 现在 当时 总是 还是 不是 都是""".split())
-_KIN_CHARS = "爸妈哥姐弟妹爷奶姥儿女"  # "我妈是", "我哥叫": a relative, not an attribute
+_KIN_CHARS = KIN_ZH_ONE_CHAR | {"儿", "女"}  # "我妈是", "我哥叫", "我儿子叫": a relative, not an attribute
 _ATTR_SKIP = frozenset("""favorite favourite life day job week weekend plan plans goal dream problem question point
     idea fault pleasure turn guess bad mistake""".split())
 _ATTR_SKIP_ZH = frozenset("意思 问题 想法 打算 计划 目标 梦想 感觉 错 爱好".split())

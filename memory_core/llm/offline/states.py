@@ -45,9 +45,13 @@ def _state_clauses(text: str, states: frozenset[str]) -> list[str]:
     """The clauses of ``text`` that speak of one of ``states`` (the whole text when none does
     on its own): "so... I'm pregnant. We're due in June! Not planned but we're excited" has
     the children state in "I'm pregnant", and its "Not planned" negates no having."""
+    return _speaking_clauses(text, states) or [statement_words(text)]
+
+
+def _speaking_clauses(text: str, states: frozenset[str]) -> list[str]:
+    """The clauses of ``text`` that speak of one of ``states`` on their own (maybe none)."""
     patterns = [_states()[name] for name in states]
-    clauses = [c for c in _CLAUSES.split(statement_words(text)) if any(p.search(c) for p in patterns)]
-    return clauses or [statement_words(text)]
+    return [c for c in _CLAUSES.split(statement_words(text)) if any(p.search(c) for p in patterns)]
 
 
 def _without(text: str, states: frozenset[str]) -> bool:
@@ -133,9 +137,7 @@ def ends_own_state(newer: str, older: str) -> bool:
     the user's own ("I'm pregnant!!" ends "we're not planning to have kids"; "her kids are wild",
     in a story of a weekend, ends nothing)."""
     shared = _states_of(statement_words(newer)) & _states_of(statement_words(older))
-    patterns = [_states()[name] for name in shared]
-    speaking = [c for c in _CLAUSES.split(statement_words(newer)) if any(p.search(c) for p in patterns)]
-    if not any(subject_of(c).split("/")[-1] == "self" for c in speaking):
+    if not any(subject_of(c).split("/")[-1] == "self" for c in _speaking_clauses(newer, shared)):
         return False
     return ends_a_state(newer, older)
 
