@@ -30,6 +30,8 @@ from memory_core.llm.base import LLMProvider, MemoryBrief
 from memory_core.records import MemoryRecord
 from memory_core.text.facts import says_change, says_correction, signature
 from memory_core.text.keywords import keyword_tokens
+from memory_core.text.restating import joined_text, told_again
+from memory_core.text.similarity import normalize_for_compare
 from memory_core.types import MemoryStatus
 from memory_core.vectors.base import VectorFilter, VectorHit
 
@@ -182,6 +184,27 @@ def inherited_importance(current: MemoryRecord, older: MemoryRecord, settings: S
             f"kept as important as the memory it replaced ({older.memory_id})")
 
 
+def inherited_detail(current: MemoryRecord, older: MemoryRecord, settings: Settings, now: datetime) -> Change | None:
+    """A fact told again keeps what its older telling said: "Chloe's still in Edinburgh, she loves
+    it up there" replacing "my sister Chloe lives in Edinburgh, in Leith" becomes "my sister Chloe
+    lives in Edinburgh, in Leith. Chloe's still in Edinburgh, she loves it up there", so the one
+    memory that now holds the fact has lost nothing (memory_core/text/restating.py says when it
+    is told again, not changed). Not for sealed memories: each one's phone numbers and e-mail
+    addresses are sealed under its own tags. The caller sets the content hash and re-indexes."""
+    if current.status is not MemoryStatus.ACTIVE or current.sealed or older.sealed:
+        return None
+    if not told_again(current.content, older.content):
+        return None
+    text = joined_text(older.content, current.content)
+    if text is None:
+        return None
+    entities = list(dict.fromkeys([*older.entities, *current.entities]))
+    source = list(dict.fromkeys([*older.source, *current.source]))  # its words come from both
+    return (dict(content=text, entities=entities, source=source,
+                 constraint_kind=current.constraint_kind or older.constraint_kind, vector_written=False, updated_at=now),
+            f"kept what the memory it replaced said ({older.memory_id})")
+
+
 def inherited_key(current: MemoryRecord, older: MemoryRecord, settings: Settings, now: datetime) -> Change | None:
     """A correction that does not say what it corrects is keyed with the statement it replaced.
 
@@ -198,6 +221,8 @@ def inherited_key(current: MemoryRecord, older: MemoryRecord, settings: Settings
     now (after ``inherited_importance``). The caller re-indexes."""
     if current.context or current.status is not MemoryStatus.ACTIVE:
         return None
+    if normalize_for_compare(older.content) in normalize_for_compare(current.content):
+        return None  # its text already holds the older one (``inherited_detail``)
     shared = set(keyword_tokens(current.content)) & set(keyword_tokens(older.content))
     if not (says_correction(current.content) and not shared) and not restated(current.content, older.content, shared):
         return None
@@ -216,13 +241,15 @@ def restated(newer: str, older: str, shared: set[str]) -> bool:
             and signature(older).values() <= signature(newer).values())
 
 
-INHERITED = (inherited_importance, inherited_key)  # in this order: each reads the row the last left
+# In this order: each reads the row the last left.
+INHERITED = (inherited_importance, inherited_detail, inherited_key)
 
 
 def reusable_vectors(raised: Sequence[MemoryRecord], vectors: Mapping[str, Any],
                      written: Mapping[str, MemoryRecord]) -> dict[str, Any]:
     """The vectors of ``raised`` (newer memories whose rows changed) that still match their
-    text: a vector computed before a key was inherited (``inherited_key``; ``written`` holds the
-    memories as the write stored them) is not reused."""
+    text: a vector computed before a key or an older telling was inherited (``inherited_key``,
+    ``inherited_detail``; ``written`` holds the memories as the write stored them) is not reused."""
     return {r.memory_id: vectors[r.memory_id] for r in raised if r.memory_id in vectors
-            and r.context == written.get(r.memory_id, r).context}
+            and r.context == written.get(r.memory_id, r).context
+            and r.content == written.get(r.memory_id, r).content}

@@ -408,6 +408,8 @@ class NewerWins:
                 if current is None or change is None:
                     continue
                 fields, note = change
+                if "content" in fields:  # an older telling joined in (``rules.inherited_detail``)
+                    fields = {**fields, "content_hash": content_hash(self.embedder.name, fields["content"])}
                 self.repo.update_fields(session, current.memory_id, **fields)
                 changed = self.repo.get(current.memory_id, session)
                 self.repo.add_history(session, memory_id=current.memory_id, user_id=current.user_id, action="update",

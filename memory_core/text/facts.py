@@ -33,7 +33,7 @@ NEGATION_RE = re.compile(
 # Words with a negation character that negate nothing: "不错" is "good", "没事" "it's fine",
 # "特别" "especially" (its 别 is no "don't": "我特别怕冷" was read as negated).
 NEGATION_IDIOMS_RE = re.compile(r"不错|不客气|不好意思|没事|没关系|不用谢|没问题|不过|不一定|差不多|不少|不久|不然|"
-                                r"要不|无论|无聊|非常|并非不|不得不|雷打不动|风雨无阻|不管|不停|忍不住|"
+                                r"要不|无论|无聊|非常|并非不|不得不|雷打不动|风雨无阻|不管|不停|不断|忍不住|"
                                 # a double negation is a yes: 无辣不欢 ("no joy without spice"), 无X不Y
                                 r"无[\u4e00-\u9fff]不[\u4e00-\u9fff]|"
                                 r"特别|区别|分别|告别|个别|级别|类别|性别|别人|别的|别墅|别处|"
@@ -258,7 +258,7 @@ def statement_words(text: str) -> str:
     return statement_part(body) or body
 
 
-_CHANGE = re.compile(r"换\w{0,3}了|改了|改成|换成|变成|新的|新号|新车|搬|现在|不再|已经不|升|转学|转到|调到|改去|改到|离开|辞职|跳槽|"
+_CHANGE = re.compile(r"换(?!季)\w{0,3}了|改了|改成|换成|变成|新的|新号|新车|搬|现在|不再|已经不|升|转学|转到|调到|改去|改到|离开|辞职|跳槽|"
                      r"涨到|涨了|降到|入了|"
                      r"入职|分手|结婚|离婚|提了|换号|开始|(?<!受)(?<!吃)不.{0,2}了$|不再?(?:去|用|做|玩|住|在)[^，。！!？?]{1,8}了|"
                      r"\bdivorce\b|\bsplit up\b|\bbroke up\b|\bengaged\b|\bretired\b|"
@@ -283,6 +283,13 @@ _INTENT_EN = re.compile(r"\b(?:want(?:s|ed)? to|wanna|would like to|'d like to|w
                         r"(?:\s+[\w'’-]+){0,2}\s+$", _I)
 
 
+# A change verb right after a negation denies the change: "never change a winning team", "haven't
+# moved", 没换, 不改.
+_NEGATED_VERB = re.compile(r"\b(?:never|don'?t|doesn'?t|didn'?t|won'?t|wouldn'?t|haven'?t|hasn'?t|not)\s+(?:\w+\s+)?$|"
+                           r"(?:没有?|不|从没|从来没)$", _I)
+_CHANGE_VERB = re.compile(r"changed?|switched|moved|updated?|quit|left|joined|started|换\w{0,3}了|改了|改成|换成|搬", _I)
+
+
 @lru_cache(maxsize=8192)
 def says_change(text: str) -> bool:
     """The text announces a change ("换成了", "my new number", "now"): it may update what an
@@ -290,8 +297,11 @@ def says_change(text: str) -> bool:
     change word the user only wants or weighs ("好想辞职", "thinking about switching") is none."""
     for m in _CHANGE.finditer(text):
         before = text[max(0, m.start() - 40):m.start()]
-        if not (_INTENT_ZH.search(before) or _INTENT_EN.search(before)):
-            return True
+        if _INTENT_ZH.search(before) or _INTENT_EN.search(before):
+            continue
+        if _NEGATED_VERB.search(before) and _CHANGE_VERB.fullmatch(m.group(0)):
+            continue  # "never change a winning team", "没换过": the change denied
+        return True
     return False
 
 

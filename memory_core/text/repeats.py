@@ -27,7 +27,7 @@ _I = re.IGNORECASE
 # Words around a repeat that say nothing about the user: why it is said, not what.
 _FILLER = re.compile(
     r"\b(?:by the way|btw|fyi|fwiw|just so you (?:know|remember)|just to remind you|just a reminder|reminder|"
-    r"in case (?:i|you) (?:never (?:said|told you|mentioned (?:it)?)|forgot|didn'?t know)|"
+    r"in case (?:i|you) (?:never (?:said|told you|mentioned (?:it)?)|forgot|didn'?t (?:know|say|mention|tell you))|"
     r"(?:as|like) i (?:said|told you|mentioned)(?: before| earlier)?|"
     r"you (?:should|must|ought to) (?:know|remember) (?:that|this)(?: by now)?|remember(?: that| this)?|"
     r"don'?t forget|lol|lmao|haha+|hehe+|anyway(?:s)?|yes|yeah|yep|ok|okay|so|again|"

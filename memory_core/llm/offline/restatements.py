@@ -24,6 +24,7 @@ from memory_core.llm.offline.updates import (_CLAUSES, _REACTION_OPENING, _VALUE
 from memory_core.text.facts import negations, says_change, says_correction, signature, statement_words
 from memory_core.text.keywords import stem
 from memory_core.text.lang import jieba_pos_tokenizer
+from memory_core.text.restating import told_again
 from memory_core.text.similarity import normalize_for_compare
 
 # Words that frame a personal fact rather than name what it is about: the relation (likes,
@@ -39,7 +40,7 @@ _FRAME_ZH = frozenset(
     "喜欢 不喜欢 讨厌 爱 爱吃 爱喝 过敏 害怕 怕 吃 喝 去 玩 周末 平时 平常 一般 经常 每周 每天 每次 早上 晚上 "
     "特别 非常 有点 有些 比较 真的 一只 一个 一条 一辆 一家 家里 家养 我家 我们 住 工作 上班 养".split())
 _ONE = frozenset({"1"})  # "一只柯基" / "有条柯基": the article 一 reads as the number one
-_AGAIN = re.compile(r"\bagain\b|\bonce more\b|又|再次|再一次", re.IGNORECASE)
+_AGAIN = re.compile(r"\bagain\b|\bonce more\b|又(?![到是])|再次|再一次", re.IGNORECASE)  # not 又到春天了, 又是周一
 
 
 def _about(words: frozenset[str]) -> frozenset[str]:
@@ -97,12 +98,16 @@ def says_again(newer: str, older: str) -> bool:
         return False
     if _adds(newer) or _AGAIN.search(newer) or says_change(newer) or says_correction(newer):
         return False  # an addition, another time, a change or a correction: other rules judge those
-    if word_count(statement_words(newer)) < 0.8 * word_count(statement_words(older)):
-        return False  # saying less is no restatement: "Lisbon" must not retire "I live in Lisbon, near the river"
+    # What the newer one leaves out is kept when it tells the fact again (the memory that replaces
+    # the older one keeps its words: memory_core/text/restating.py), and lost otherwise.
+    kept = told_again(newer, older)
+    adds_a_word = bool(_about(specific_words(newer)) - _about(specific_words(older)))
+    if word_count(statement_words(newer)) < 0.8 * word_count(statement_words(older)) and not (kept and adds_a_word):
+        return False  # saying less (and nothing else) is no restatement: "Lisbon" retires no "I live in Lisbon, near the river"
     so, sn = signature(older), signature(newer)
     if so.persons - sn.persons and sn.persons - so.persons:
         return False  # "my sister" / "my brother": two people
-    if not so.values() - _ONE <= sn.values():
+    if not so.values() - _ONE <= sn.values() and not kept:
         return False  # a number, code or grade of the older one dropped or changed
     old_names, new_names = _entities(older), _entities(newer)
     if old_names and new_names and not any(same_word(o, n) or o in n or n in o for o in old_names for n in new_names):
@@ -114,7 +119,10 @@ def says_again(newer: str, older: str) -> bool:
     dropped = {o for o in _about(specific_words(older)) if not any(same_word(o, n) for n in new_words)}
     if any(_names_a_thing(w) for w in dropped):
         return False  # "My cat Tom is grey" -> "My cat Tom loves tuna" drops the colour: two facts
-    if any(w in dropped and not _degree(w) for w in _main_clause_words(older)):
+    # "my sister Chloe lives in Edinburgh" / "Chloe's still in Edinburgh": the name says who.
+    named = bool(_entities(older) & _entities(newer))
+    if any(w in dropped and not _degree(w) and not (named and kept and w in so.persons)
+           for w in _main_clause_words(older)):
         # What the older one's first statement is about must all be said again: "My cat loves
         # tuna" / "My cat sleeps on the sofa" share the cat, not the fact. Its later clauses
         # may be detail ("I'm allergic to cats, my eyes swell up").

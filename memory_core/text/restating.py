@@ -1,0 +1,78 @@
+"""A fact told again, with other detail: the one memory that holds it keeps both tellings.
+
+"my sister Chloe lives in Edinburgh, in Leith" and, months later, "Chloe's still in Edinburgh,
+she loves it up there": newer-wins lets the newer memory replace the older one (one active
+memory holds the fact), but the older one's detail (Leith) would then leave what the assistant
+is shown. So when the newer memory tells the same fact again, rather than changing or
+correcting it, it keeps the older one's words beside its own (``conflict_rules.inherited_detail``).
+
+Telling again says much of the older telling again (``MIN_SAID_AGAIN`` of its words: news that
+ends a fact shares a word or two with it, "cats are totally fine" after "I'm allergic to cats, I
+sneeze nonstop whenever I visit Jen"), and is told apart from changing by what would make the two
+texts disagree: a change or a correction marked ("moved", "now", "sorry, I meant"), a new value
+beside the older one's (4821 / 4827, Year 2 / Year 3, "88号" / "86号，88号是隔壁楼"), another count
+of negations ("不吃晚饭" / "恢复正常吃晚饭了，不吃晚饭胃受不了"), or a name of each side that the
+other lacks (Westpac / Canva, Edinburgh / Glasgow). Any of these, and the older text is dropped as
+before: joined into the newer one, it would keep a stale value alive.
+"""
+from __future__ import annotations
+
+import re
+
+from memory_core.text.chunking import split_sentences
+from memory_core.text.entities import extract_entities
+from memory_core.text.facts import negations, says_change, says_correction, signature
+from memory_core.text.keywords import keyword_tokens
+from memory_core.text.lang import has_cjk
+from memory_core.text.repeats import without_filler
+from memory_core.text.similarity import normalize_for_compare
+
+# A joined memory stays a memory, not a file: past this, the older telling is left to the key.
+MAX_JOINED_CHARS = 600
+# The share of the older telling's words the newer one must say again.
+MIN_SAID_AGAIN = 0.4
+_PRONOUN = re.compile(r"['’]|^(?:we|they|you|he|she|it|us|them)$", re.IGNORECASE)
+
+
+def _names(text: str) -> frozenset[str]:
+    """The specific things a text names (people, places, brands, codes), lower-cased."""
+    return frozenset(re.sub(r"['’]s$", "", e.lower()) for e in extract_entities(text)
+                     if not re.fullmatch(r"[\d\s.,:%/-]+", e))  # "Chloe's" names Chloe
+
+
+def told_again(newer: str, older: str) -> bool:
+    """Whether ``newer`` tells ``older``'s fact again rather than changing it (module docstring).
+    The caller has already decided that ``newer`` replaces ``older``."""
+    if says_change(newer) or says_correction(newer):
+        return False
+    words = {w for w in keyword_tokens(older) if not _PRONOUN.search(w)}
+    if len(words & set(keyword_tokens(newer))) < max(1.0, MIN_SAID_AGAIN * len(words)):
+        # A restatement says again much of what the older one said; a change told as news shares a
+        # word or two ("cats are totally fine" after "I'm allergic to cats, I sneeze nonstop ...").
+        return False
+    if negations(without_filler(newer)) != negations(without_filler(older)):
+        return False  # "不吃晚饭" / "恢复正常吃晚饭了，不吃晚饭胃受不了": a flip said with a negation kept
+    so, sn = signature(older), signature(newer)
+    if so.values() and sn.values() - so.values():
+        return False  # a value the older one did not have, beside its own: "88号" -> "86号，88号是隔壁楼"
+    no, nn = _names(older), _names(newer)
+    only_old = {o for o in no if not any(o in n or n in o for n in nn)}
+    only_new = {n for n in nn if not any(o in n or n in o for o in no)}
+    return not (only_old and only_new)  # each side names a thing the other does not: another thing
+
+
+def joined_text(older: str, newer: str) -> str | None:
+    """``older``'s sentences that ``newer`` does not already hold, then ``newer``; None when
+    ``newer`` holds them all or the joined text would be too long to stay one memory."""
+    held = normalize_for_compare(newer)
+    missing = [s.strip() for s in (split_sentences(older) or [older])
+               if s.strip() and normalize_for_compare(s) and normalize_for_compare(s) not in held]
+    if not missing:
+        return None
+    parts: list[str] = []
+    for sentence in missing + [newer.strip()]:
+        if parts and not re.search(r"[。！？!?.;；…]$", parts[-1]):
+            parts[-1] += "。" if has_cjk(parts[-1][-1]) else "."
+        parts.append(sentence)
+    joined = "".join(p if not i or has_cjk(p[:1]) else " " + p for i, p in enumerate(parts))
+    return joined if len(joined) <= MAX_JOINED_CHARS else None
