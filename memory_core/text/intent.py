@@ -46,11 +46,15 @@ _ZH_WH = re.compile(r"什么|什麼|啥|哪|几|幾|多少|谁|誰|怎么|怎麼
 _ZH_INDEFINITE = re.compile(
     r"(?:什么|啥|哪儿|哪里|哪|谁|怎么|几)(?:[^，,。.!！?？\s]{0,3}?)(?:都|也)|"  # 什么都吃, 谁也不, 哪儿都行
     r"没(?:有)?什么|不怎么|什么的|哪怕|几乎|多少(?:有点|有些|还|会|也|都)|"
-    r"(?:前|这|那|好|十|最近|一|了|和|跟|与|有|近|头|后)几(?!岁|点|号|月份|年级)|过几(?=天|年|个月|周|分钟|小时|次)|"
+    r"(?:前|这|那|好|十|最近|一|了|和|跟|与|有|近|头|后|才|就|只)几(?!岁|点|号|月份|年级)|过几(?=天|年|个月|周|分钟|小时|次)|"
     r"几(?:十|百|千|万)|"
     r"(?:说|讲|聊|提|唠|交代)几(?=件|个|句)|"  # "跟你说几件事": a few things to tell, not how many
     r"(?:不知道|不清楚|不记得|忘了|想不起来?|搞不清|说不清|不确定|不管|无论|随便)[^，,。.!！?？]*"
 )
+# "给我/帮我/替我 + a verb ... 了" is what someone did for the user ("给我换成缬沙坦了", "帮我把车修好了"),
+# not what the user asks: a request is not yet done. (Not 好了 / 算了 / 就行了, which soften a request.)
+_ZH_DONE_FOR_ME = re.compile(r"^(?:给我|帮我|替我)[^，,。.!！?？]*(?:(?<![好算行得够])了|(?<!一下)(?<!就)(?<!那)好了)"
+                             r"[啊呀哦噢～~！!。.]*$")
 _ZH_RECALL_QUESTION = re.compile(r"^(?:你)?(?:还)?记(?:不记)?得(?:吗|我|你|上次|之前|以前)|^你(?:还)?记得|^还记得")
 _ZH_REQUEST = re.compile(
     r"^(?:请问|问一下|问问|想问|我想问|我想知道|想知道|我想了解|请教|"
@@ -268,6 +272,8 @@ def _zh_kind(clause: str) -> str:
     body = clause.strip()
     if _ZH_RECALL_QUESTION.search(body):
         return "question"
+    if _ZH_DONE_FOR_ME.search(body):
+        return "statement"  # "(医生)给我换成缬沙坦了": what someone did for the user, told
     if _ZH_IMPERATIVE.search(body) and not _INSTRUCTION.search(body):
         return "request"
     if _ZH_REQUEST.search(body):

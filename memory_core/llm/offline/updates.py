@@ -145,7 +145,8 @@ def changes(newer: str, older: str) -> bool:
 
 _CONTINUES = re.compile(r"\bstill (?:on|with|using|use|at|in|the same)\b|仍然|依然|还在用|还是用", _I)
 # Verbs that can only mean a swap (not 换了, which also buys: "换了个电脑椅").
-_SWAPS = re.compile(r"改去|改成|改到|换成|换到|改为|转到|转去|\bswitched (?:over )?to\b|\bchanged (?:it )?to\b|"
+_SWAPS = re.compile(r"改去|改成|改到|换成|换到|改为|转到|转去|\bswitched (?:me |him |her |us |them )?(?:over )?to\b|"
+                    r"\bchanged (?:it |me |him |her |us |them )?(?:over )?to\b|"
                     r"\btraded (?:\w+ ){0,3}in for\b|\binstead of\b", _I)
 # Words that say a value was swapped for another, not merely that time passed ("now", "new").
 _REPLACES = re.compile(_SWAPS.pattern + r"|换\w{0,3}了|\binstead\b|\bno longer\b|\bnot any ?more\b|\btraded (?:\w+ ){0,3}in\b|"

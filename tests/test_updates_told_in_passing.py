@@ -1,0 +1,75 @@
+"""An update told inside a story is kept whole, and replaces what it updates.
+
+Found on probe set e-zh (held out until read), each a way a change the user told was lost:
+
+- "今天复查 医生说脚肿可能是药的副作用 给我换成缬沙坦了 还是早上一片": "给我换成缬沙坦了" was read
+  as a request ("给我 + verb", like 给我推荐点吃的) and dropped from what was stored, so the new
+  drug was never remembered. What someone *did* for the user (给我/帮我 ... 了) is told, not asked
+  (``intent._ZH_DONE_FOR_ME``).
+- "... 充电一公里才几分钱": 几 after 才 / 就 / 只 is "a few", not "how many": the clause was dropped
+  as a question.
+- "跟我妈商量完了 国庆改去大理 机票都出了" was read as the mother's plan (跟我妈 opens it), so it
+  could not replace the user's own "国庆打算带爸妈去桂林": what the user does *with* someone, the
+  "我" dropped, is the user's (``subject._DONE_BY_ME``; 跟我说 is still someone else's news).
+
+Through the chat service on SQLite and PostgreSQL, in Chinese and English; the rules alone for the rest.
+"""
+from __future__ import annotations
+
+import pytest
+
+from memory_core.text.intent import clause_kind, statement_part
+from memory_core.text.subject import subject_of
+from tests.conftest import backend_engine_fixture
+from tests.test_truth_over_time import START, User
+
+engine = backend_engine_fixture("told-in-passing", START)
+
+
+@pytest.mark.parametrize("clause, kind", [
+    ("给我换成厄贝沙坦了", "statement"), ("帮我把空调修好了", "statement"), ("替我交了物业费了", "statement"),
+    ("给我推荐点吃的", "request"), ("帮我查一下好了", "request"), ("给我讲个笑话", "request"),
+    ("帮我看看这个", "request"),
+])
+def test_what_was_done_for_the_user_is_told_not_asked(clause: str, kind: str) -> None:
+    assert clause_kind(clause) == kind
+
+
+@pytest.mark.parametrize("clause, kind", [
+    ("充电一公里才几分钱", "statement"), ("这个月就几百块", "statement"), ("才几分钟就到了", "statement"),
+    ("一公里多少钱", "question"), ("孩子几岁了", "question"), ("帮我查一下好了", "request"),
+])
+def test_a_few_is_no_how_many(clause: str, kind: str) -> None:
+    assert clause_kind(clause) == kind
+
+
+def test_a_story_keeps_every_clause_it_tells() -> None:
+    text = "今天复查 医生说药有副作用 给我换成厄贝沙坦了 还是早上一片"
+    assert statement_part(text) == text
+    assert statement_part("换了电车 充电一公里才几分钱") == "换了电车 充电一公里才几分钱"
+
+
+@pytest.mark.parametrize("text, subject", [
+    ("跟我妈商量完了 五一改去厦门", "self"), ("和我老公一起去的云南", "self"),
+    ("跟我说他下个月要走了", "other"), ("我妈跟我说她搬家了", "other"),
+])
+def test_what_the_user_does_with_someone_is_the_users(text: str, subject: str) -> None:
+    assert subject_of(text).split("/")[-1].split(":")[0] == subject or subject_of(text) == subject
+
+
+@pytest.mark.parametrize("older, newer, query, value, stale", [
+    ("医生给我开的降压药是氨氯地平 每天早上一片", "今天复查 医生说脚肿是药的副作用 给我换成厄贝沙坦了 还是早上一片",
+     "我现在吃的降压药叫什么", "厄贝沙坦", "氨氯地平"),
+    ("五一打算带爸妈去桂林 看看漓江", "跟我妈商量完了 五一改去厦门 机票都订了", "五一我们去哪来着", "厦门", "桂林"),
+    ("my blood pressure pill is amlodipine, one every morning",
+     "checkup today, the doc thinks the swollen ankles are from the pill so she switched me to irbesartan",
+     "what blood pressure pill am I on now?", "irbesartan", "amlodipine"),
+])
+def test_an_update_told_in_passing_replaces_the_old_fact(engine, older: str, newer: str, query: str,  # type: ignore[no-untyped-def]
+                                                         value: str, stale: str) -> None:
+    user = User(engine)
+    user.says(older)
+    user.says(newer, days=40)
+    assert any(value in m for m in user.active())
+    assert not [m for m in user.active() if stale in m]
+    assert value in user.top(query)
