@@ -324,6 +324,13 @@ def _is_fragment(clause: str) -> bool:
                 or len(re.sub(r"\W", "", body)) <= 1)
 
 
+# Asked to keep what follows: a request whose object is the statement after it.
+_ASKED_TO_KEEP_EN = re.compile(r"^\W*(?:can|could|would|will) you (?:please )?(?:remember|note|save|keep in mind|"
+                               r"make a note)(?: (?:that|this|for me))?[:,]?\s+(?=\S)", _I)
+_ASKED_TO_KEEP_ZH = re.compile(r"(?:请|麻烦)?你?(?:帮我|给我|替我)?(?:记一下|记住|记着|记下来?|存一下|存着|备个忘|备忘一下)"
+                               r"(?:吧|哈|啊|呀)?[：:]?")
+
+
 @lru_cache(maxsize=8192)  # pure; the importance, constraint and conflict rules all ask it of one text
 def statement_part(text: str) -> str:
     """``text`` without its questions and requests ("" when nothing else is left).
@@ -338,6 +345,15 @@ def statement_part(text: str) -> str:
     for sentence in split_sentences(stripped):
         clauses = _clauses(sentence)
         kinds = [clause_kind(c) for c in clauses]
+        if len(clauses) == 1 and _ASKED_TO_KEEP_EN.match(sentence):
+            # "can you remember that my locker code is 114": what follows is what to keep
+            rest = _ASKED_TO_KEEP_EN.sub("", sentence, count=1)
+            clauses, kinds = [rest], [clause_kind(rest)]
+        # "帮我记一下 家里wifi密码是..." asks that what follows be kept: said with it, not a request
+        frames = [bool(_ASKED_TO_KEEP_ZH.fullmatch(c.strip())) for c in clauses]
+        if all(frames):
+            continue  # nothing to keep in it
+        kinds = ["statement" if frame else k for frame, k in zip(frames, kinds)]
         if all(k == "statement" for k in kinds):
             kept.append(sentence)
             continue

@@ -69,6 +69,8 @@ _JOB_RE = re.compile(
     r"在[^，。,.!?！？\s]{1,8}做(?:产品|运营|设计|开发|销售|财务|会计|老师|医生|护士|律师|工程师|程序员|客服|市场|人事|行政)|我是(?:一名|一个)?[^，。]{0,6}"
     r"(?:工程师|医生|护士|老师|律师|设计师|经理|程序员|学生|会计|厨师)|"
     r"\bwork(?:s|ed|ing)? (?:at|for|as)\b|\bmy job\b|\bemployer\b|\bemployed\b|"
+    # a new job told as news: "I've just started at Deloitte in Manchester"
+    r"\bstarted (?:a new job |working |work |my new job )?(?:at|with) (?-i:[A-Z])|\b(?:new|first) job (?:at|with)\b|"
     r"\bI(?:'m| am) an? (?:\w+ )?(?:engineer|developer|doctor|nurse|teacher|student|lawyer|designer|manager|"
     r"programmer|scientist|accountant|writer|chef)\b",
     _I,
@@ -267,7 +269,15 @@ _LASTING_RE = re.compile(
     r"独生子|独生女|双胞胎|排行|信佛|基督徒|穆斯林|国籍|"
     # bodily traits that last: 怕冷, motion sickness, a fear of heights
     r"怕冷|怕热|晕车|晕船|晕机|恐高|怕高|失眠|\bmotion sickness\b|\b(?:car|sea|air)sick\b|"
-    r"\b(?:scared|afraid|terrified) of heights\b|\binsomnia\b|\bclaustrophobic\b|\bi (?:always )?get cold easily\b",
+    r"\b(?:scared|afraid|terrified) of heights\b|\binsomnia\b|\bclaustrophobic\b|\bi (?:always )?get cold easily\b|"
+    # a blood group said as what one is ("I'm O negative"), a size one wears
+    r"\bI'?m (?:an? )?(?:AB|A|B|O) ?(?:positive|negative|pos|neg|[+-])(?!\w)|"
+    r"\bI wear (?:a |an )?(?:(?:US|UK|EU|AU) )?(?:size )?\d{1,2}(?:\.5)?\b|\b(?:shoe|ring|dress|shirt|jeans?|bra) size\b|"
+    r"鞋码|尺码|穿[^，。,.]{0,4}\d{2}(?:\.5)?码|穿[^，。,.]{0,4}[三四]十[一二三四五六七八九]?码|"
+    # what the user asks to be kept, and the codes people keep here
+    r"(?<!n't )(?<!not )\b(?:remember (?:this|that)(?! time)|save this|note this down|writing (?:it|this) (?:down|here)|"
+    r"so I don'?t (?:lose|forget) it|keep (?:this|it) (?:for me|safe))\b|记住|记一下|记下来|帮我记|帮我存|存一下|"
+    r"\b(?:wi-?fi|door|gate|locker|alarm|garage) (?:password|pw|pass|code)\b|\bpasscode\b|wifi密码|门禁密码|门锁密码",
     _I,
 )
 
