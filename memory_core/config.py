@@ -132,14 +132,6 @@ class Settings(BaseSettings):
     # recall@10 .702 / .712 / .715 / .715 / .718, NDCG@10 .476 / .514 / .526 / .532 / .533; MADial
     # zh / en recall@5 .507 / .412 at 60, .524 / .421 at 5.
     rrf_k: int = Field(default=5, ge=0)
-    # What one rank of a leg is worth in the fusion, against the dense legs' 1 (the full pipeline
-    # only; the baselines fuse their legs plainly). Chosen on the tuning halves of LoCoMo and MADial
-    # zh / en together, one setting for all (offline grid over the full pipeline's candidates, then
-    # `python -m bench.quality`; docs/benchmarks.md): the keyword leg and the time-window legs 1.5,
-    # the English encoder's legs 1.75.
-    keyword_leg_weight: float = Field(default=1.5, ge=0.0)
-    window_leg_weight: float = Field(default=1.5, ge=0.0)
-    english_leg_weight: float = Field(default=1.75, ge=0.0)
     # A memory whose transcript label names its speaker ("Caroline: ...") has its fused relevance
     # multiplied by 1 + this when the query names that speaker, and the dense legs then embed the
     # query without that name (0 = both off; memory_core/text/speaker.py, recall.speaker_names;

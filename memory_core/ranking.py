@@ -62,21 +62,15 @@ def fused_relevance(c: Candidate, recipe: Recipe) -> float:
     if c.rerank is not None:
         return c.rerank
     tuning = recipe.resolved_tuning
-    weighted = recipe.leg_weights
     ranks: list[int | None] = []
-    weights: list[float] = []
     if recipe.dense:
         ranks += [c.dense_rank, c.context_rank]
-        weights += [1.0, 1.0]
     if recipe.keyword:
         ranks.append(c.keyword_rank)
-        weights.append(tuning.keyword_leg_weight if weighted else 1.0)
     ranks += [c.window_dense_rank, c.window_keyword_rank]
-    weights += [tuning.window_leg_weight if weighted else 1.0] * 2
     if recipe.dense and recipe.english:
         ranks += [c.english_rank, c.english_context_rank]
-        weights += [tuning.english_leg_weight if weighted else 1.0] * 2
-    fused = rrf_sum(ranks, tuning.rrf_k, weights) + c.neighbour
+    fused = rrf_sum(ranks, tuning.rrf_k) + c.neighbour
     if c.speaker_named:  # flags are only set when their part and boost are on
         fused *= 1.0 + tuning.speaker_match_boost
     if c.answers_when:

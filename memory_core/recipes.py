@@ -37,9 +37,6 @@ class Tuning:
     recall_k: int  # hits each recall leg returns
     context_dense_turns: int  # recent turns the second dense leg reads with the query (0 = off)
     rrf_k: int  # reciprocal-rank fusion constant
-    keyword_leg_weight: float  # what a rank of each leg is worth against a dense leg's (``leg_weights``)
-    window_leg_weight: float
-    english_leg_weight: float
     neighbour_seeds: int  # strongest hits that lend score to adjacent memories (0 = off)
     neighbour_window_s: int
     neighbour_next_share: float
@@ -81,9 +78,7 @@ class Recipe:
     it), ``speaker`` (a line by the person the query names is boosted, and the dense legs embed
     the query without the name), ``answer_type`` (a "when" question boosts memories that state a
     time), ``event_time`` (a named window also admits memories that tell of that time), ``english``
-    (the English encoder re-ranks an English query's candidates: memory_core/english_leg.py),
-    ``leg_weights`` (a rank of the keyword, time-window and English legs counts more than a dense
-    one's: ``Tuning.keyword_leg_weight`` and its like; off = every leg alike, as plain RRF)."""
+    (the English encoder re-ranks an English query's candidates: memory_core/english_leg.py)."""
 
     name: str
     dense: bool = True
@@ -95,7 +90,6 @@ class Recipe:
     answer_type: bool = True
     event_time: bool = True
     english: bool = True
-    leg_weights: bool = True
     tuning: Tuning | None = None  # None: the engine's Settings (see ``tuned``)
 
     def tuned(self, settings: Settings) -> "Recipe":
@@ -130,9 +124,9 @@ class Recipe:
 
 # The on/off fields of a recipe, in the order ``RetrievalOptions`` lists them.
 SWITCHES = ("dense", "keyword", "core", "score_terms", "neighbours", "speaker", "answer_type", "event_time",
-            "english", "leg_weights")
+            "english")
 # The parts the baselines leave out: they are the legs and their fusion, nothing else.
-_PARTS = ("core", "score_terms", "neighbours", "speaker", "answer_type", "event_time", "english", "leg_weights")
+_PARTS = ("core", "score_terms", "neighbours", "speaker", "answer_type", "event_time", "english")
 _BASELINE = {part: False for part in _PARTS}
 
 FULL = Recipe("full")
@@ -147,11 +141,10 @@ FULL_NO_SPEAKER = Recipe("full-no-speaker", speaker=False)
 FULL_NO_ANSWER_TYPE = Recipe("full-no-answer-type", answer_type=False)
 FULL_NO_EVENT_TIME = Recipe("full-no-event-time", event_time=False)
 FULL_NO_ENGLISH = Recipe("full-no-english", english=False)
-FULL_NO_LEG_WEIGHTS = Recipe("full-no-leg-weights", leg_weights=False)
 
 RECIPES: Mapping[str, Recipe] = MappingProxyType({recipe.name: recipe for recipe in (
     FULL, BM25, DENSE, HYBRID, FULL_NO_CORE, FULL_NO_SCORE_TERMS, FULL_NO_NEIGHBOURS, FULL_NO_SPEAKER,
-    FULL_NO_ANSWER_TYPE, FULL_NO_EVENT_TIME, FULL_NO_ENGLISH, FULL_NO_LEG_WEIGHTS,
+    FULL_NO_ANSWER_TYPE, FULL_NO_EVENT_TIME, FULL_NO_ENGLISH,
 )})
 
 
@@ -180,7 +173,6 @@ class RetrievalOptions:
     use_answer_type: bool = True  # boost memories that state a time when the query asks "when"
     use_event_time: bool = True  # a named time window also admits memories that *tell* of that time
     use_english: bool = True  # the English encoder re-ranks English candidates (when it is loaded)
-    use_leg_weights: bool = True  # keyword, time-window and English ranks count more than dense ones
     use_cache: bool = True
     record: bool = True
 

@@ -21,11 +21,10 @@ from memory_core.types import MemoryType, ScoreParts, SearchResult, TimeRange
 log = logging.getLogger(__name__)
 # 2-8: speaker, answer-type, speaker-free dense query, told time, window legs; dated context lines;
 # durations. 9: absolute relevance, the relevance threshold and the constraints of a response.
-CACHE_FORMAT = 16  # 10: faded memories (Settings.fade_from_importance); 11: traits among the constraints;
+CACHE_FORMAT = 15  # 10: faded memories (Settings.fade_from_importance); 11: traits among the constraints;
 # 12: the faded threshold of a response; 13: another person's facts and wishes rank lower (not_own_fact_factor);
 # 14: the English encoder's leg (its model is part of the key: replicas with and without it differ);
 # 15: the keyword leg's Chinese character pairs (memory_core/text/keywords.py, cjk_bigrams)
-# 16: the legs' weights in the fusion (Settings.keyword_leg_weight, window_leg_weight, english_leg_weight).
 
 
 def filters_json(filters: SearchFilters) -> dict[str, Any]:

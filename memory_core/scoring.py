@@ -22,13 +22,10 @@ class Weights:
     half_life_days: float
 
 
-def rrf_sum(ranks: list[int | None], k: int, weights: list[float] | None = None) -> float:
-    """Raw reciprocal-rank fusion: sum of weight/(k+rank+1) over the legs that found the item
-    (``k`` is ``Settings.rrf_k``, where its measured choice is documented; each weight 1 unless
-    given: ``Settings.keyword_leg_weight`` and its like)."""
-    if weights is None:
-        return sum(1.0 / (k + rank + 1) for rank in ranks if rank is not None)
-    return sum(w / (k + rank + 1) for rank, w in zip(ranks, weights, strict=True) if rank is not None)
+def rrf_sum(ranks: list[int | None], k: int) -> float:
+    """Raw reciprocal-rank fusion: sum of 1/(k+rank+1) over the legs that found the item
+    (``k`` is ``Settings.rrf_k``, where its measured choice is documented)."""
+    return sum(1.0 / (k + rank + 1) for rank in ranks if rank is not None)
 
 
 def recency(created_at: datetime, now: datetime, half_life_days: float) -> float:

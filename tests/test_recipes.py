@@ -28,7 +28,7 @@ from memory_core.recipes import (
 
 NOW = datetime(2024, 6, 15, 12, tzinfo=timezone.utc)
 QUIET = RetrievalOptions(use_cache=False, record=False)
-ABLATIONS = ("core", "score_terms", "neighbours", "speaker", "answer_type", "event_time", "english", "leg_weights")
+ABLATIONS = ("core", "score_terms", "neighbours", "speaker", "answer_type", "event_time", "english")
 
 
 def _on(recipe: Recipe) -> set[str]:
@@ -39,7 +39,7 @@ def _on(recipe: Recipe) -> set[str]:
 def test_the_named_recipes_are_the_benchmark_methods() -> None:
     assert list(RECIPES) == ["full", "bm25", "dense", "hybrid", "full-no-core", "full-no-score-terms",
                              "full-no-neighbours", "full-no-speaker", "full-no-answer-type", "full-no-event-time",
-                             "full-no-english", "full-no-leg-weights"]
+                             "full-no-english"]
     assert all(recipe.name == name and recipe.tuning is None for name, recipe in RECIPES.items())
     with pytest.raises(TypeError):
         RECIPES["bm25"] = FULL  # type: ignore[index]  # a read-only table
@@ -98,27 +98,6 @@ def test_the_numbers_come_from_settings_unless_the_recipe_brings_its_own(monkeyp
     for bad in (-1, float("nan"), float("inf"), True, "5"):
         with pytest.raises(ValidationError, match="rrf_k"):
             replace(tuned.resolved_tuning, rrf_k=bad)
-
-
-def test_the_full_pipeline_weighs_its_legs_and_the_baselines_fuse_them_plainly() -> None:
-    from memory_core.config import Settings
-    from memory_core.recall import Candidate
-    from memory_core.ranking import fused_relevance
-
-    settings = Settings(_env_file=None)  # type: ignore[call-arg]
-    k = settings.rrf_k
-    keyword_only = Candidate("m", keyword=3.0, keyword_rank=0)
-    dense_only = Candidate("n", dense=0.9, dense_rank=0)
-    english_only = Candidate("e", english_rank=0)
-    full = FULL.tuned(settings)
-    assert fused_relevance(keyword_only, full) == pytest.approx(settings.keyword_leg_weight / (k + 1))
-    assert fused_relevance(dense_only, full) == pytest.approx(1 / (k + 1))
-    assert fused_relevance(english_only, full) == pytest.approx(settings.english_leg_weight / (k + 1))
-    for plain in (HYBRID.tuned(settings), recipe_named("full-no-leg-weights").tuned(settings)):
-        assert not plain.leg_weights
-        assert fused_relevance(keyword_only, plain) == pytest.approx(1 / (k + 1))
-    assert fused_relevance(keyword_only, BM25.tuned(settings)) == pytest.approx(1 / (k + 1))
-    assert settings.keyword_leg_weight > 1  # the measured choice (config.py): a keyword rank counts more
 
 
 # ---- the recipes at work -------------------------------------------------------------------
