@@ -73,3 +73,35 @@ def test_an_update_told_in_passing_replaces_the_old_fact(engine, older: str, new
     assert any(value in m for m in user.active())
     assert not [m for m in user.active() if stale in m]
     assert value in user.top(query)
+
+
+@pytest.mark.parametrize("older, newer, query, value, stale", [
+    ("下周三飞重庆 国航CA4151 早上八点的", "航班号我看岔了 是CA4115 不是之前那个", "我那个航班号是多少", "CA4115", "CA4151"),
+    ("评审会定在2号楼珠江厅 下午三点", "我记混了 评审会是在2号楼闽江厅 另一个是培训用的", "评审会在哪个厅", "闽江厅", "珠江厅"),
+    ("flying to Lyon on the 12th, flight AF7713", "I misread the booking, it's AF7731 not AF7713", "what's my flight number?",
+     "AF7731", "AF7713"),
+])
+def test_a_slip_told_in_other_words_is_a_correction(engine, older: str, newer: str, query: str,  # type: ignore[no-untyped-def]
+                                                     value: str, stale: str) -> None:
+    user = User(engine)
+    user.says(older)
+    user.says(newer, days=2)
+    assert not [m for m in user.active() if stale in m and value not in m]  # "AF7731 not AF7713" names both
+    assert value in user.top(query)
+
+
+@pytest.mark.parametrize("text, stored", [
+    ("提醒一下我妈的生日", False), ("说下我公司名字", False), ("讲下我车牌号码", False),
+    ("说一下 我明天请假", True), ("跟你说一下 我换工作了", True),
+])
+def test_a_fact_asked_for_by_name_is_a_request(text: str, stored: bool) -> None:
+    assert bool(statement_part(text)) is stored
+
+
+def test_a_value_named_only_to_be_rejected_is_no_new_value() -> None:
+    from memory_core.text.facts import corrects
+
+    assert corrects("I misread the booking, it's AF7731 not AF7713", "flight AF7713 on the 12th", explicit=True)
+    assert corrects("航班号我看岔了 是CA4115 不是CA4151", "国航CA4151 早上八点的", explicit=True)
+    # "不是" here opens the correction: the new value stays
+    assert corrects("啊不是 是6800 扣完社保就剩这么点", "这个月工资到手8600 还行吧", explicit=True)

@@ -73,15 +73,17 @@ _CORRECTION_MARKER = re.compile(
     r"\bsorry\b(?=[^.!?]{0,25}\b(?:meant|mean|typo|wrong|mistake|i said|it'?s|its|not)\b)|"
     r"^\W*sorry\W+(?=[^\s.!?]*\d)|"  # "Sorry, UTC-3!!": a bare value right after the apology
     r"\b(?:i meant|i mean|correction|actually|my mistake|typo|not \S+ but|wrong|rather)\b|"
-    r"\b(?:mixed (?:it |them )?up|had it wrong|got it wrong|had (?:the|it) \w+ wrong|swapped|typo'?d|misspel\w*|wait,? no)\b|"
-    r"说错了|打错了|写错了|记错了|记反|看错|搞错|弄错|更正|纠正|其实是|其实|应该是|不是[^，。]{1,12}而?是|改一下|改成|我是说|不对", _I)
+    r"\b(?:mixed (?:it |them )?up|had it wrong|got it wrong|had (?:the|it) \w+ wrong|swapped|typo'?d|misspel\w*|wait,? no|"
+    r"mis(?:read|heard|typed))\b|"
+    r"说错了|打错了|写错了|记错了|记反|看错|看岔|记岔|记混|搞混|弄混|看花眼|搞错|弄错|更正|纠正|其实是|其实|应该是|"
+    r"不是[^，。]{1,12}而?是|改一下|改成|我是说|不对", _I)
 
 
 # A correction of one's own slip, said as such (not "actually", "rather", 其实, 不对, which also
 # open new facts and opinions: matched so, they replaced MADial memories).
-_OWN_SLIP = re.compile(r"\bsorry\b[^.!?]{0,25}\bmeant\b|\bi meant\b|\bcorrection\b|\bmy mistake\b|\btypo\b|"
+_OWN_SLIP = re.compile(r"\bsorry\b[^.!?]{0,25}\bmeant\b|\bi meant\b|\bcorrection\b|\bmy mistake\b|\btypo\b|\bmis(?:read|heard|typed)\b|"
                        r"\bmix-?up\b|\bmixed (?:it |them )?up\b|\bhad it wrong\b|\bgot it wrong\b|"
-                       r"说错了|记错了|写错了|打错了|搞错了|弄错了|更正|纠正|我是说", _I)
+                       r"说错了|记错了|写错了|打错了|搞错了|弄错了|看错|看岔|记岔|记混|搞混|弄混|更正|纠正|我是说", _I)
 
 
 def _zh_number(word: str) -> str:
@@ -311,6 +313,11 @@ def says_correction(text: str) -> bool:
     return _CORRECTION_MARKER.search(text) is not None
 
 
+# A value named to be rejected: "not AF7713", "instead of 4821", "不是3U8964".
+_REJECTED = re.compile(r"\b(?:not|instead of|rather than)\s+(?:the\s+)?(?=[A-Za-z0-9\-.]*\d)[A-Za-z0-9\-.]*[A-Za-z0-9]|"
+                       r"不是\s*(?=[A-Za-z0-9\-.]*\d)[A-Za-z0-9\-.]*[A-Za-z0-9]", _I)  # "啊不是 是6800" rejects nothing
+
+
 def corrects(newer: str, older: str, explicit: bool = False, twins: bool = True) -> bool:
     """``newer`` keeps ``older``'s frame and changes a value: a number, a code, a graded letter,
     a day, or the polarity ("locker code 4821" -> "4827", "A+" -> "A-", "I am allergic to
@@ -321,7 +328,10 @@ def corrects(newer: str, older: str, explicit: bool = False, twins: bool = True)
     ``explicit`` (a text that says it corrects: "sorry, I meant ...") no shared word is needed.
     With ``explicit``, ``twins`` lets any value, a word too, be replaced by its near twin without
     a shared word; with ``twins=False`` a word counts only when one holds the other ("怕狗" /
-    "不怕狗"), so a change word passed as ``explicit`` swaps no look-alike ("工作" / "发作")."""
+    "不怕狗"), so a change word passed as ``explicit`` swaps no look-alike ("工作" / "发作").
+    A value the newer text names only to reject it ("it's AF7731 not AF7713", "是3U8946 不是3U8964")
+    is left out of it."""
+    newer = _REJECTED.sub(" ", newer)
     sn, so = signature(newer), signature(older)
     if _sides(newer) and _sides(older) and _sides(newer) != _sides(older):
         return False  # the left eye and the right eye: two facts, not one corrected
