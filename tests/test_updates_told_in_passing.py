@@ -105,3 +105,22 @@ def test_a_value_named_only_to_be_rejected_is_no_new_value() -> None:
     assert corrects("航班号我看岔了 是CA4115 不是CA4151", "国航CA4151 早上八点的", explicit=True)
     # "不是" here opens the correction: the new value stays
     assert corrects("啊不是 是6800 扣完社保就剩这么点", "这个月工资到手8600 还行吧", explicit=True)
+
+
+@pytest.mark.parametrize("older, newer, stale", [
+    ("我青霉素过敏 以后看病开药记得提醒我", "住院重新做了皮试 医生说青霉素不过敏 小时候那次是误判", "我青霉素过敏"),
+    ("I'm allergic to penicillin, found out as a kid",
+     "retested at the allergy clinic, the penicillin allergy was a false positive", "I'm allergic to penicillin"),
+])
+def test_a_fact_that_never_held_is_replaced(engine, older: str, newer: str, stale: str) -> None:  # type: ignore[no-untyped-def]
+    user = User(engine)
+    user.says(older)
+    user.says(newer, days=200)
+    assert not [m for m in user.active() if stale in m]
+
+
+def test_eating_what_one_is_allergic_to_lifts_no_allergy() -> None:
+    from memory_core.llm.offline.slots import supersedes_text
+
+    assert not supersedes_text("今天吃了芒果冰 好开心", "我对芒果过敏")
+    assert not supersedes_text("the allergy clinic was packed today", "I'm allergic to penicillin")

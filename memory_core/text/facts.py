@@ -74,7 +74,7 @@ _CORRECTION_MARKER = re.compile(
     r"^\W*sorry\W+(?=[^\s.!?]*\d)|"  # "Sorry, UTC-3!!": a bare value right after the apology
     r"\b(?:i meant|i mean|correction|actually|my mistake|typo|not \S+ but|wrong|rather)\b|"
     r"\b(?:mixed (?:it |them )?up|had it wrong|got it wrong|had (?:the|it) \w+ wrong|swapped|typo'?d|misspel\w*|wait,? no|"
-    r"mis(?:read|heard|typed))\b|"
+    r"mis(?:read|heard|typed)|misdiagnos\w*|false positive)\b|误判|误诊|"
     r"说错了|打错了|写错了|记错了|记反|看错|看岔|记岔|记混|搞混|弄混|看花眼|搞错|弄错|更正|纠正|其实是|其实|应该是|"
     r"不是[^，。]{1,12}而?是|改一下|改成|我是说|不对", _I)
 

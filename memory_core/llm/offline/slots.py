@@ -217,9 +217,15 @@ def supersedes_text(newer: str, older: str) -> bool:
         return True
     if flips(newer, older, marked=explicit or changed) and (lasting or explicit or changed):
         return True
+    if _NEVER_SO.search(newer) and {w for w in specific_words(newer) & specific_words(older) if len(w) > 2 or is_cjk(w[0])}:
+        return True  # "the penicillin allergy was a false positive", "青霉素过敏是误判": the older fact never held
     if changes(newer, older) or ends_a_state(newer, older):
         return True
     return (f_old.lasting and f_new.lasting and restates(newer, older)) or says_again(newer, older)
+
+
+# The older statement was never true: a test or a diagnosis that was wrong.
+_NEVER_SO = re.compile(r"\bfalse positive\b|\bmisdiagnos\w*|误判|误诊", re.IGNORECASE)
 
 
 def _same_role(a: str, b: str) -> bool:
