@@ -201,7 +201,7 @@ def inherited_detail(current: MemoryRecord, older: MemoryRecord, settings: Setti
     entities = list(dict.fromkeys([*older.entities, *current.entities]))
     source = list(dict.fromkeys([*older.source, *current.source]))  # its words come from both
     return (dict(content=text, entities=entities, source=source,
-                 constraint_kind=current.constraint_kind or older.constraint_kind, vector_written=False, updated_at=now),
+                 vector_written=False, updated_at=now),
             f"kept what the memory it replaced said ({older.memory_id})")
 
 

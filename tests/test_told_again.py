@@ -48,6 +48,14 @@ def test_a_fact_told_again_is_told_again(older: str, newer: str) -> None:
     ("公司在人民路150号", "公司地址：人民路105号，150号是隔壁的商场"),  # a new value beside the old one
     ("我现在不吃晚饭 减肥", "恢复吃晚饭了 不吃晚饭胃受不了"),  # a flip said with a negation kept
     ("我在京东做运营", "我在美团做运营"),
+    # a word of the frame swapped, a stance turned, "again", "used to", "gave up" (found in review)
+    ("I'm vegetarian, have been for years", "I eat meat again, vegetarian for years was enough"),
+    ("我喜欢吃辣", "我讨厌吃辣"), ("I take metformin every morning", "I take metformin every evening"),
+    ("my manager is Sarah, she is great", "my manager is Sarah, she is awful"),
+    ("My favourite food is sushi", "My favourite food is pizza, sushi is overrated"),
+    ("I love running, I run 5k every day", "I hate running, I used to run 5k every day"),
+    ("I'm learning Spanish on Duolingo", "I gave up Spanish on Duolingo"), ("我是素食者 不吃肉", "我以前是素食者 不吃肉"),
+    ("我每天早上喝咖啡", "我每天早上喝茶"), ("my best friend is Jake", "my best friend was Jake"),
     # news that ends the fact, sharing a word or two with it
     ("I'm allergic to cats, I sneeze nonstop whenever I visit Jen",
      "allergist retested me and the cat result was a false positive! it's dust mites. so cats are totally fine"),
@@ -76,6 +84,11 @@ def test_a_denied_change_is_no_change(text: str, change: bool) -> None:
     assert says_change(text) is change
 
 
+def test_budebu_is_a_change_not_its_denial() -> None:
+    assert says_change("房东卖房 不得不搬家")
+    assert says_change("信号太差 不得不换成联通了")
+
+
 def test_buduan_is_no_negation() -> None:
     assert negations("一到春天就喷嚏不断") == 0
     assert negations("我不吃辣") == 1
@@ -83,6 +96,8 @@ def test_buduan_is_no_negation() -> None:
 
 def test_a_restatement_may_leave_a_detail_out_only_when_it_is_kept() -> None:
     assert says_again("Tom's still in Leeds, he loves it there", "my brother Tom lives in Leeds, in Headingley")
+    # a sealed value is kept by its own memory only: no detail may be left out of a sealed telling
+    assert not says_again("Tom's in Leeds", "my brother Tom lives in Leeds, call him on [PHONE]")
     # one name for another is no restatement, whatever it leaves out
     assert not says_again("Tom's in York, he loves it there", "my brother Tom lives in Leeds, in Headingley")
 

@@ -27,7 +27,8 @@ engine = backend_engine_fixture("told-in-passing", START)
 
 
 @pytest.mark.parametrize("clause, kind", [
-    ("给我换成厄贝沙坦了", "statement"), ("帮我把空调修好了", "statement"), ("替我交了物业费了", "statement"),
+    ("给我换成厄贝沙坦了", "statement"), ("替我交了物业费了", "statement"),
+    ("帮我把灯关了", "request"), ("帮我把门锁了", "request"),  # 把 ... 了 is how an order is given
     ("给我推荐点吃的", "request"), ("帮我查一下好了", "request"), ("给我讲个笑话", "request"),
     ("帮我看看这个", "request"),
 ])
@@ -52,6 +53,7 @@ def test_a_story_keeps_every_clause_it_tells() -> None:
 @pytest.mark.parametrize("text, subject", [
     ("跟我妈商量完了 五一改去厦门", "self"), ("和我老公一起去的云南", "self"),
     ("跟我说他下个月要走了", "other"), ("我妈跟我说她搬家了", "other"),
+    ("跟我哥借车 他现在开的是比亚迪", "other"), ("和我妈一样 她对花粉过敏", "other"), ("跟我同事聊了 他下个月跳槽去阿里", "other"),
 ])
 def test_what_the_user_does_with_someone_is_the_users(text: str, subject: str) -> None:
     assert subject_of(text).split("/")[-1].split(":")[0] == subject or subject_of(text) == subject
@@ -93,6 +95,8 @@ def test_a_slip_told_in_other_words_is_a_correction(engine, older: str, newer: s
 @pytest.mark.parametrize("text, stored", [
     ("提醒一下我妈的生日", False), ("说下我公司名字", False), ("讲下我车牌号码", False),
     ("说一下 我明天请假", True), ("跟你说一下 我换工作了", True),
+    # followed by what it asks about, the ask only frames it
+    ("提醒一下 我对花生过敏", True), ("说一下我女儿的名字 叫朵朵", True), ("说下我公司名字 是字节跳动", True),
 ])
 def test_a_fact_asked_for_by_name_is_a_request(text: str, stored: bool) -> None:
     assert bool(statement_part(text)) is stored
@@ -114,13 +118,18 @@ def test_a_value_named_only_to_be_rejected_is_no_new_value() -> None:
 ])
 def test_a_fact_that_never_held_is_replaced(engine, older: str, newer: str, stale: str) -> None:  # type: ignore[no-untyped-def]
     user = User(engine)
-    user.says(older)
-    user.says(newer, days=200)
+    assert user.says(older).created_contents
+    assert user.says(newer, days=200).replaced_contents == [older]
     assert not [m for m in user.active() if stale in m]
 
 
-def test_eating_what_one_is_allergic_to_lifts_no_allergy() -> None:
+def test_eating_what_one_is_allergic_to_or_a_test_that_confirms_it_lifts_no_allergy() -> None:
     from memory_core.llm.offline.slots import supersedes_text
 
     assert not supersedes_text("今天吃了芒果冰 好开心", "我对芒果过敏")
     assert not supersedes_text("the allergy clinic was packed today", "I'm allergic to penicillin")
+    assert not supersedes_text("retested today, the peanut allergy was not a false positive, sadly",
+                               "I'm allergic to peanuts, carry an epipen")
+    assert not supersedes_text("the asthma diagnosis was not a misdiagnosis", "I have asthma, I use a blue inhaler")
+    assert not supersedes_text("复查了 不是误诊 青霉素还是过敏", "我青霉素过敏")
+    assert not supersedes_text("跟我哥借车 他现在开的是比亚迪", "我开的是卡罗拉")  # the brother's car

@@ -74,7 +74,7 @@ _CORRECTION_MARKER = re.compile(
     r"^\W*sorry\W+(?=[^\s.!?]*\d)|"  # "Sorry, UTC-3!!": a bare value right after the apology
     r"\b(?:i meant|i mean|correction|actually|my mistake|typo|not \S+ but|wrong|rather)\b|"
     r"\b(?:mixed (?:it |them )?up|had it wrong|got it wrong|had (?:the|it) \w+ wrong|swapped|typo'?d|misspel\w*|wait,? no|"
-    r"mis(?:read|heard|typed)|misdiagnos\w*|false positive)\b|误判|误诊|"
+    r"mis(?:read|heard|typed))\b|(?<!not a )(?<!n't a )\b(?:misdiagnos\w*|false positive)\b|(?<!不是)(?<!并非)误[判诊]|"
     r"说错了|打错了|写错了|记错了|记反|看错|看岔|记岔|记混|搞混|弄混|看花眼|搞错|弄错|更正|纠正|其实是|其实|应该是|"
     r"不是[^，。]{1,12}而?是|改一下|改成|我是说|不对", _I)
 
@@ -288,7 +288,7 @@ _INTENT_EN = re.compile(r"\b(?:want(?:s|ed)? to|wanna|would like to|'d like to|w
 # A change verb right after a negation denies the change: "never change a winning team", "haven't
 # moved", 没换, 不改.
 _NEGATED_VERB = re.compile(r"\b(?:never|don'?t|doesn'?t|didn'?t|won'?t|wouldn'?t|haven'?t|hasn'?t|not)\s+(?:\w+\s+)?$|"
-                           r"(?:没有?|不|从没|从来没)$", _I)
+                           r"(?:没有?|(?<!不得)不|从没|从来没)$", _I)  # not 不得不 ("不得不搬家": had to move)
 _CHANGE_VERB = re.compile(r"changed?|switched|moved|updated?|quit|left|joined|started|换\w{0,3}了|改了|改成|换成|搬", _I)
 
 

@@ -53,14 +53,14 @@ _ZH_INDEFINITE = re.compile(
 )
 # "给我/帮我/替我 + a verb ... 了" is what someone did for the user ("给我换成缬沙坦了", "帮我把车修好了"),
 # not what the user asks: a request is not yet done. (Not 好了 / 算了 / 就行了, which soften a request.)
-_ZH_DONE_FOR_ME = re.compile(r"^(?:给我|帮我|替我)[^，,。.!！?？]*(?:(?<![好算行得够])了|(?<!一下)(?<!就)(?<!那)好了)"
+_ZH_DONE_FOR_ME = re.compile(r"^(?:给我|帮我|替我)(?!把)[^，,。.!！?？]*(?:(?<![好算行得够])了|(?<!一下)(?<!就)(?<!那)好了)"
                              r"[啊呀哦噢～~！!。.]*$")
 _ZH_RECALL_QUESTION = re.compile(r"^(?:你)?(?:还)?记(?:不记)?得(?:吗|我|你|上次|之前|以前)|^你(?:还)?记得|^还记得")
 _ZH_REQUEST = re.compile(
     r"^(?:请问|问一下|问问|想问|我想问|我想知道|想知道|我想了解|请教|"
     r"(?:请|麻烦|拜托)?(?:你)?(?:帮我|帮忙|给我|替我)|"
     r"(?:你)?(?:能不能|能否|可不可以|可以|能|会不会)(?:帮|给|告诉|推荐|说|讲|查|算|介绍|提醒|写|翻译|找)|"
-    r"(?:请|麻烦你?)?(?:推荐|告诉我|提醒我|提醒一?下|说说|讲讲|讲个|说个|来个|来一个|查一下|查查|算一下|算算|翻译|介绍一下|"
+    r"(?:请|麻烦你?)?(?:推荐|告诉我|提醒我|提醒一?下(?=我)|说说|讲讲|讲个|说个|来个|来一个|查一下|查查|算一下|算算|翻译|介绍一下|"
     # "说下我公司名字": the user's fact asked for by name (not "说一下 我明天请假", which tells)
     r"(?:说|讲)一?下(?=[^，,。.!！?？\s]{0,8}(?:名字|号码|地址|生日|电话|密码|型号|尺码|车牌|账号)\s*$)|"
     r"看看|看一下|列一下|列出|写一|帮忙))"
@@ -328,7 +328,8 @@ def _is_fragment(clause: str) -> bool:
 
 # Asked to keep what follows: a request whose object is the statement after it.
 _ASKED_TO_KEEP_EN = re.compile(r"^\W*(?:can|could|would|will) you (?:please )?(?:remember|note|save|keep in mind|"
-                               r"make a note)(?: (?:that|this|for me))?[:,]?\s+(?=\S)", _I)
+                               r"make a note)(?: (?:that|this|for me))?[:,]?\s+(?=(?:i|i'm|my|our|we|me)\b)", _I)
+_TELL_ME = re.compile(r"^(?:说|讲)一?下")  # "说下我公司名字": followed by the answer, a frame
 _ASKED_TO_KEEP_ZH = re.compile(r"(?:请|麻烦)?你?(?:帮我|给我|替我)?(?:记一下|记住|记着|记下来?|存一下|存着|备个忘|备忘一下)"
                                r"(?:吧|哈|啊|呀)?[：:]?")
 
@@ -351,9 +352,12 @@ def statement_part(text: str) -> str:
             # "can you remember that my locker code is 114": what follows is what to keep
             rest = _ASKED_TO_KEEP_EN.sub("", sentence, count=1)
             clauses, kinds = [rest], [clause_kind(rest)]
-        # "帮我记一下 家里wifi密码是..." asks that what follows be kept: said with it, not a request
-        frames = [bool(_ASKED_TO_KEEP_ZH.fullmatch(c.strip())) for c in clauses]
-        if all(frames):
+        # "帮我记一下 家里wifi密码是...", "说一下我女儿的名字 叫朵朵" frame what follows: said with it, not
+        # a request. Alone, or before questions only ("帮我记一下 车停哪了"), they ask.
+        frames = [bool(_ASKED_TO_KEEP_ZH.fullmatch(c.strip()) or (k == "request" and _TELL_ME.match(c.strip())))
+                  for c, k in zip(clauses, kinds)]
+        told = any(k == "statement" and not frame for k, frame in zip(kinds, frames))
+        if any(frames) and not told:
             continue  # nothing to keep in it
         kinds = ["statement" if frame else k for frame, k in zip(frames, kinds)]
         if all(k == "statement" for k in kinds):

@@ -24,6 +24,7 @@ from memory_core.text.entities import extract_entities
 from memory_core.text.facts import negations, says_change, says_correction, signature
 from memory_core.text.keywords import keyword_tokens
 from memory_core.text.lang import has_cjk
+from memory_core.text.pii import PLACEHOLDER_RE
 from memory_core.text.repeats import without_filler
 from memory_core.text.similarity import normalize_for_compare
 
@@ -40,10 +41,42 @@ def _names(text: str) -> frozenset[str]:
                      if not re.fullmatch(r"[\d\s.,:%/-]+", e))  # "Chloe's" names Chloe
 
 
+# What ends or turns a fact without a change word: "I eat meat again", "I used to run", "gave up
+# Spanish", 以前是素食者, 不再, my ex-wife.
+_TURNED = re.compile(r"\bagain\b|\bused to\b|\bgave up\b|\bgiving up\b|\bno more\b|\bany ?more\b|\bwas\b|\bwere\b|"
+                     r"\bex-|\bformer\b|\bnot\b|以前|曾经|不再|放弃|前夫|前妻|前任|又(?![到是])", re.IGNORECASE)
+# How a fact is held ("love" / "hate", 喜欢 / 讨厌, "great" / "awful"): told again, it is held alike.
+_STANCE = re.compile(r"\b(?:love[sd]?|hate[sd]?|like[sd]?|dislike[sd]?|enjoy(?:s|ed)?|prefer(?:s|red)?|"
+                     r"favou?rite|great|awful|good|bad|terrible|amazing|lovely|horrible|best|worst)\b|"
+                     r"不喜欢|喜欢|讨厌|最爱|爱|恨|好吃|难吃|不错|很好|很差|最好|最差", re.IGNORECASE)
+# Words that frame a fact rather than say it (the older telling's first clause must be said again
+# without them): how one lives, works, takes or has it.
+_FRAME = frozenset("""live lives living work works take takes have has had get go goes eat eats drink drinks
+    usual always usually every really just still also very my our the a an is are am
+    住 住在 在 做 是 有 一家 一个 一只 我 我们 家 吃 喝 用 上班""".split())
+_FIRST_CLAUSE = re.compile(r"[,，;；:：。.!！?？\n]|\s(?:and|but|so)\s|(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])")
+
+
+def _said_in(word: str, tokens: frozenset[str], text: str) -> bool:
+    """``word`` is said in the other telling: one of its words, or (Chinese) its characters."""
+    return word in tokens or (has_cjk(word) and all(ch in text for ch in word))
+
+
 def told_again(newer: str, older: str) -> bool:
     """Whether ``newer`` tells ``older``'s fact again rather than changing it (module docstring).
     The caller has already decided that ``newer`` replaces ``older``."""
-    if says_change(newer) or says_correction(newer):
+    if says_change(newer) or says_correction(newer) or _TURNED.search(without_filler(newer)):
+        return False
+    stance = {m.lower() for m in _STANCE.findall(older)}
+    if stance and stance != {m.lower() for m in _STANCE.findall(newer)}:
+        return False  # "我喜欢吃辣" / "我讨厌吃辣", "she is great" / "she is awful"
+    # The older telling's first statement is said again whole: "I take metformin every morning" is
+    # not told again by "... every evening", nor "我喜欢吃辣" by "我讨厌吃辣".
+    new_tokens = frozenset(t.lower() for t in keyword_tokens(newer))
+    head = _FIRST_CLAUSE.split(older.strip(), 1)[0]
+    persons = signature(older).persons if _names(older) & _names(newer) else frozenset()
+    if any(not _said_in(w, new_tokens, newer) for w in (t.lower() for t in keyword_tokens(head))
+           if w not in _FRAME and w not in persons and not _PRONOUN.search(w)):
         return False
     words = {w for w in keyword_tokens(older) if not _PRONOUN.search(w)}
     if len(words & set(keyword_tokens(newer))) < max(1.0, MIN_SAID_AGAIN * len(words)):
@@ -58,7 +91,17 @@ def told_again(newer: str, older: str) -> bool:
     no, nn = _names(older), _names(newer)
     only_old = {o for o in no if not any(o in n or n in o for n in nn)}
     only_new = {n for n in nn if not any(o in n or n in o for o in no)}
-    return not (only_old and only_new)  # each side names a thing the other does not: another thing
+    # Each side names a thing the other does not, or the newer names a new thing where the older
+    # named one ("My favourite food is pizza, sushi is overrated"): another thing.
+    return not ((only_old and only_new) or (no and only_new))
+
+
+def keeps_older(newer: str, older: str) -> bool:
+    """Whether the memory ``newer`` replaces ``older`` with will hold what ``older`` said: told
+    again, no sealed value in either (each memory seals its own), and short enough to join."""
+    if PLACEHOLDER_RE.search(older) or PLACEHOLDER_RE.search(newer) or not told_again(newer, older):
+        return False
+    return joined_text(older, newer) is not None or normalize_for_compare(older) in normalize_for_compare(newer)
 
 
 def joined_text(older: str, newer: str) -> str | None:

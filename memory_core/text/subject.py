@@ -165,7 +165,7 @@ _STATEMENT_END = re.compile(r"[。！？!?；;\n]|(?<![A-Z][a-z])(?<![A-Z])\.\s+
 # someone, said without "我": "跟我妈商量完了 国庆改去大理".
 _DONE_BY_ME = re.compile(r"(?:教会|教|让|帮|逼|劝)我(?!们)|"
                          # done with someone, the subject dropped: "跟我妈商量完了 国庆改去大理" (not 跟我说)
-                         r"^\W*(?:跟|和|与|同)我(?!们|说|讲|聊)|\b(?:taught|teach(?:es)?|helped|helps?|made|makes|got|"
+                         r"^\W*(?:跟|和|与|同)我(?!们|说|讲|聊)(?![^。！？!?]*[他她])|\b(?:taught|teach(?:es)?|helped|helps?|made|makes|got|"
                          r"told|tells|convinced|persuaded|encouraged)\s+me\s+(?:how\s+)?to\b|"
                          r"\b(?:made|makes|helped|helps)\s+me\s+(?!(?:to|a|an|the|some|my|his|her|their|our)\b)[a-z]+", _I)
 

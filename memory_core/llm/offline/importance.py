@@ -271,13 +271,15 @@ _LASTING_RE = re.compile(
     r"怕冷|怕热|晕车|晕船|晕机|恐高|怕高|失眠|\bmotion sickness\b|\b(?:car|sea|air)sick\b|"
     r"\b(?:scared|afraid|terrified) of heights\b|\binsomnia\b|\bclaustrophobic\b|\bi (?:always )?get cold easily\b|"
     # a blood group said as what one is ("I'm O negative"), a size one wears
-    r"\bI'?m (?:an? )?(?:AB|A|B|O) ?(?:positive|negative|pos|neg|[+-])(?!\w)|"
-    r"\bI wear (?:a |an )?(?:(?:US|UK|EU|AU) )?(?:size )?\d{1,2}(?:\.5)?\b|\b(?:shoe|ring|dress|shirt|jeans?|bra) size\b|"
-    r"鞋码|尺码|穿[^，。,.]{0,4}\d{2}(?:\.5)?码|穿[^，。,.]{0,4}[三四]十[一二三四五六七八九]?码|"
+    r"\bI'?m (?-i:AB|A|B|O) ?(?:positive|negative|pos|neg|[+-])(?:\s*blood(?: type| group)?)?(?=\s*(?:[,.;!]|$|so\b|and\b|but\b))|"
+    r"\bI wear (?:a |an )?(?:(?:US|UK|EU|AU) (?:size )?|size )\d{1,2}(?:\.5)?\b|\b(?:my|our) (?:shoe|ring|dress|shirt|jeans?|bra) size\b|"
+    r"鞋码|(?:我|一直|平时|都)[^，。,.]{0,4}穿[^，。,.]{0,4}(?:\d{2}(?:\.5)?|[三四]十[一二三四五六七八九]?)码|"
     # what the user asks to be kept, and the codes people keep here
-    r"(?<!n't )(?<!not )\b(?:remember (?:this|that)(?! time)|save this|note this down|writing (?:it|this) (?:down|here)|"
-    r"so I don'?t (?:lose|forget) it|keep (?:this|it) (?:for me|safe))\b|记住|记一下|记下来|帮我记|帮我存|存一下|"
-    r"\b(?:wi-?fi|door|gate|locker|alarm|garage) (?:password|pw|pass|code)\b|\bpasscode\b|wifi密码|门禁密码|门锁密码",
+    r"(?:^|[.!,;:]\s*)(?:please\s+)?(?:remember (?:this|that)(?! time)|save this|note this down)\b|"
+    r"\b(?:writing (?:it|this) (?:down|here)|so I don'?t (?:lose|forget) it|keep (?:this|it) (?:for me|safe))\b|"
+    r"(?:^|[\s，,。！!])(?:请|麻烦)?你?(?:帮我)?(?:记住|记一下|记下来|帮我记|存一下)(?!了吗|没)|帮我存|"
+    r"\b(?:wi-?fi|door|gate|locker|alarm|garage) (?:password|pw|pass|code)\b(?=\s*(?:is\b|:|=|-))|\bpasscode is\b|"
+    r"wifi密码|门禁密码|门锁密码",
     _I,
 )
 

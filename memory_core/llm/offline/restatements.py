@@ -24,7 +24,7 @@ from memory_core.llm.offline.updates import (_CLAUSES, _REACTION_OPENING, _VALUE
 from memory_core.text.facts import negations, says_change, says_correction, signature, statement_words
 from memory_core.text.keywords import stem
 from memory_core.text.lang import jieba_pos_tokenizer
-from memory_core.text.restating import told_again
+from memory_core.text.restating import keeps_older
 from memory_core.text.similarity import normalize_for_compare
 
 # Words that frame a personal fact rather than name what it is about: the relation (likes,
@@ -100,7 +100,7 @@ def says_again(newer: str, older: str) -> bool:
         return False  # an addition, another time, a change or a correction: other rules judge those
     # What the newer one leaves out is kept when it tells the fact again (the memory that replaces
     # the older one keeps its words: memory_core/text/restating.py), and lost otherwise.
-    kept = told_again(newer, older)
+    kept = keeps_older(newer, older)
     adds_a_word = bool(_about(specific_words(newer)) - _about(specific_words(older)))
     if word_count(statement_words(newer)) < 0.8 * word_count(statement_words(older)) and not (kept and adds_a_word):
         return False  # saying less (and nothing else) is no restatement: "Lisbon" retires no "I live in Lisbon, near the river"

@@ -217,7 +217,7 @@ def supersedes_text(newer: str, older: str) -> bool:
         return True
     if flips(newer, older, marked=explicit or changed) and (lasting or explicit or changed):
         return True
-    if _NEVER_SO.search(newer) and {w for w in specific_words(newer) & specific_words(older) if len(w) > 2 or is_cjk(w[0])}:
+    if _NEVER_SO.search(newer) and not _NOT_NEVER_SO.search(newer) and {w for w in specific_words(newer) & specific_words(older) if len(w) > 2 or is_cjk(w[0])}:
         return True  # "the penicillin allergy was a false positive", "青霉素过敏是误判": the older fact never held
     if changes(newer, older) or ends_a_state(newer, older):
         return True
@@ -226,6 +226,8 @@ def supersedes_text(newer: str, older: str) -> bool:
 
 # The older statement was never true: a test or a diagnosis that was wrong.
 _NEVER_SO = re.compile(r"\bfalse positive\b|\bmisdiagnos\w*|误判|误诊", re.IGNORECASE)
+_NOT_NEVER_SO = re.compile(r"\b(?:not|n't|never)\s+(?:\w+\s+)?(?:a\s+)?(?:false positive|misdiagnos\w*)|(?:不是|并非|没有|没)误[判诊]",
+                           re.IGNORECASE)  # "was not a false positive, sadly"
 
 
 def _same_role(a: str, b: str) -> bool:
