@@ -348,9 +348,10 @@ def statement_part(text: str) -> str:
     for sentence in split_sentences(stripped):
         clauses = _clauses(sentence)
         kinds = [clause_kind(c) for c in clauses]
-        if len(clauses) == 1 and _ASKED_TO_KEEP_EN.match(sentence):
+        asked_to_keep = _ASKED_TO_KEEP_EN.match(sentence) if len(clauses) == 1 else None
+        if asked_to_keep:
             # "can you remember that my locker code is 114": what follows is what to keep
-            rest = _ASKED_TO_KEEP_EN.sub("", sentence, count=1)
+            rest = sentence[asked_to_keep.end():]
             clauses, kinds = [rest], [clause_kind(rest)]
         # "帮我记一下 家里wifi密码是...", "说一下我女儿的名字 叫朵朵" frame what follows: said with it, not
         # a request. Alone, or before questions only ("帮我记一下 车停哪了"), they ask.

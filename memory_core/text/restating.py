@@ -74,7 +74,9 @@ def told_again(newer: str, older: str) -> bool:
     # not told again by "... every evening", nor "我喜欢吃辣" by "我讨厌吃辣".
     new_tokens = frozenset(t.lower() for t in keyword_tokens(newer))
     head = _FIRST_CLAUSE.split(older.strip(), 1)[0]
-    persons = signature(older).persons if _names(older) & _names(newer) else frozenset()
+    no, nn = _names(older), _names(newer)  # read once: each is a jieba POS pass
+    so, sn = signature(older), signature(newer)
+    persons = so.persons if no & nn else frozenset()
     if any(not _said_in(w, new_tokens, newer) for w in (t.lower() for t in keyword_tokens(head))
            if w not in _FRAME and w not in persons and not _PRONOUN.search(w)):
         return False
@@ -85,10 +87,8 @@ def told_again(newer: str, older: str) -> bool:
         return False
     if negations(without_filler(newer)) != negations(without_filler(older)):
         return False  # "不吃晚饭" / "恢复正常吃晚饭了，不吃晚饭胃受不了": a flip said with a negation kept
-    so, sn = signature(older), signature(newer)
     if so.values() and sn.values() - so.values():
         return False  # a value the older one did not have, beside its own: "88号" -> "86号，88号是隔壁楼"
-    no, nn = _names(older), _names(newer)
     only_old = {o for o in no if not any(o in n or n in o for n in nn)}
     only_new = {n for n in nn if not any(o in n or n in o for o in no)}
     # Each side names a thing the other does not, or the newer names a new thing where the older
