@@ -55,7 +55,15 @@ _EN_NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": 
                          "eighty": "80", "ninety": "90", "hundred": "100", "a dozen": "12", "dozen": "12",
                          "twice": "2", "once": "1", "both": "2", "couple": "2", "single": "1"})
 _ZH_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
-_ZH_NUMBER = re.compile(r"[零〇一二两三四五六七八九十百千]+(?=[个只岁条位口年月天周次件本台辆套间楼层号点分块元万斤公里米克人名])")
+_ZH_RUN = "零〇一二两三四五六七八九十百千万"
+_ZH_NUMBER = re.compile(
+    rf"(?<![{_ZH_RUN}])(?:"
+    # a number with its unit: 三个, 二十八岁, 两千五百块
+    rf"[一二两三四五六七八九十][{_ZH_RUN}]*(?=[个只岁条位口年月天周次件本台辆套间楼层号点分块元斤公里米克人名])|"
+    # degrees with a ten, hundred or thousand in them (六百度, 三十八度): 一度 is "for a while", 百度 a firm
+    rf"[一二两三四五六七八九十][{_ZH_RUN}]*[十百千][{_ZH_RUN}]*(?=度)|"
+    # the spoken short form, the unit after the last digit left out: 两千五 (2500), 六百五 (650), 一万二
+    rf"[一二两三四五六七八九][万千百][一二两三四五六七八九](?![{_ZH_RUN}]))")
 _CODE = re.compile(r"\b(?:UTC|GMT)\s?[+-]\s?\d{1,2}(?::\d\d)?(?!\d)|"  # a time zone: UTC+3 and UTC-3 differ
                    # a code, with a capital group after it that belongs to it (plates, postcodes: KJ21 XPT, SW1A 1AA)
                    r"(?<![A-Za-z\d])(?=[\w\-]*[A-Za-z])(?=[\w\-]*\d)[A-Za-z\d][\w\-]*[A-Za-z\d](?:\s[A-Z\d]{2,4}(?![\w]))?|"
@@ -76,7 +84,10 @@ _CORRECTION_MARKER = re.compile(
     r"\b(?:mixed (?:it |them )?up|had it wrong|got it wrong|had (?:the|it) \w+ wrong|swapped|typo'?d|misspel\w*|wait,? no|"
     r"mis(?:read|heard|typed))\b|(?<!not a )(?<!n't a )\b(?:misdiagnos\w*|false positive)\b|(?<!不是)(?<!并非)误[判诊]|"
     r"说错了|打错了|写错了|记错了|记反|看错|看岔|记岔|记混|搞混|弄混|看花眼|搞错|弄错|更正|纠正|其实是|其实|应该是|"
-    r"不是[^，。]{1,12}而?是|改一下|改成|我是说|不对", _I)
+    r"不是[^，。]{1,12}而?是|改一下|改成|我是说|不对|"
+    # "the code isn't 4821, it's 4827": a value named to be rejected, then the right one
+    r"\b(?:isn'?t|is not|wasn'?t|was not|not)\s+(?:the\s+)?(?=[\w\-.]*\d)[\w\-.]*\w\W{0,3}\s*(?:it'?s|it is|it was|its|but)\b",
+    _I)
 
 
 # A correction of one's own slip, said as such (not "actually", "rather", 其实, 不对, which also
@@ -87,7 +98,17 @@ _OWN_SLIP = re.compile(r"\bsorry\b[^.!?]{0,25}\bmeant\b|\bi meant\b|\bcorrection
 
 
 def _zh_number(word: str) -> str:
-    """Chinese numerals up to the thousands as digits ("十二" -> "12", "两" -> "2")."""
+    """Chinese numerals as digits ("十二" -> "12", "两" -> "2", "六百五十" -> "650"), with the
+    spoken short form that leaves the last unit out ("两千五" -> "2500", "一万二" -> "12000")."""
+    return str(_zh_value(word))
+
+
+def _zh_value(word: str, short_unit: int = 0) -> int:
+    if "万" in word:
+        head, _, tail = word.partition("万")
+        return (_zh_value(head) if head else 1) * 10000 + (_zh_value(tail, 1000) if tail else 0)
+    if short_unit and len(word) == 1 and word in _ZH_DIGITS:
+        return _ZH_DIGITS[word] * short_unit  # "一万二": the digit after 万 counts thousands
     total, current = 0, 0
     for ch in word:
         if ch in _ZH_DIGITS:
@@ -96,7 +117,9 @@ def _zh_number(word: str) -> str:
             unit = {"十": 10, "百": 100, "千": 1000}[ch]
             total += (current or 1) * unit
             current = 0
-    return str(total + current)
+    if current and len(word) > 1 and word[-2] in "百千":
+        return total + current * {"百": 10, "千": 100}[word[-2]]  # "六百五": fifty, not five
+    return total + current
 
 
 # Compiled once (``signature`` tried 35 pattern strings per text through re's cache).
@@ -314,8 +337,14 @@ def says_correction(text: str) -> bool:
 
 
 # A value named to be rejected: "not AF7713", "instead of 4821", "不是3U8964".
-_REJECTED = re.compile(r"\b(?:not|instead of|rather than)\s+(?:the\s+)?(?=[A-Za-z0-9\-.]*\d)[A-Za-z0-9\-.]*[A-Za-z0-9]|"
+_REJECTED = re.compile(r"(?:\bnot|\b(?:is|was)n'?t|\binstead of|\brather than)\s+(?:the\s+)?(?=[A-Za-z0-9\-.]*\d)[A-Za-z0-9\-.]*[A-Za-z0-9]|"
                        r"不是\s*(?=[A-Za-z0-9\-.]*\d)[A-Za-z0-9\-.]*[A-Za-z0-9]", _I)  # "啊不是 是6800" rejects nothing
+
+
+def rejects_value(text: str) -> bool:
+    """``text`` names a value only to reject it ("the code isn't 4821", "不是5316"): an answer
+    cut there would give the wrong value."""
+    return _REJECTED.search(text) is not None
 
 
 def corrects(newer: str, older: str, explicit: bool = False, twins: bool = True) -> bool:

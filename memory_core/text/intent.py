@@ -43,6 +43,10 @@ _ZH_EITHER_OR = re.compile(
 # Question words. Indefinite and embedded uses are removed before this is applied.
 _ZH_WH = re.compile(r"什么|什麼|啥|哪|几|幾|多少|谁|誰|怎么|怎麼|怎样|咋|为什么|為什麼|为啥|何时|何地|多久|多长时间|"
                     r"多大|多高|多远|多重|多贵|多少钱")
+# "有几" is "a few" ("有几个朋友来了"), but asked of someone else, or of a household, and ending
+# there, it asks how many: "你家有几口人", "你有几个孩子", "我家有几口人".
+_ZH_HOW_MANY = re.compile(r"有几口人|^(?:你|您|你们)[^，,。.!！?？\s]{0,6}有几(?:个|口|只|条|套|辆|台|本|家|位|岁)"
+                          r"[^，,。.!！?？\s]{0,4}[啊呀呢嘛]?$")
 _ZH_INDEFINITE = re.compile(
     r"(?:什么|啥|哪儿|哪里|哪|谁|怎么|几)(?:[^，,。.!！?？\s]{0,3}?)(?:都|也)|"  # 什么都吃, 谁也不, 哪儿都行
     r"没(?:有)?什么|不怎么|什么的|哪怕|几乎|多少(?:有点|有些|还|会|也|都)|"
@@ -281,6 +285,8 @@ def _zh_kind(clause: str) -> str:
     if _ZH_REQUEST.search(body):
         return "statement" if _INSTRUCTION.search(body) and not re.search(r"推荐|告诉我|查|算", body) else "request"
     if re.search(r"[?？]\s*$", body) or _ZH_FINAL_PARTICLE.search(body):
+        return "question"
+    if _ZH_HOW_MANY.search(body):
         return "question"
     plain = _ZH_INDEFINITE.sub(" ", body)
     if _ZH_A_NOT_A.search(plain) or _ZH_WH.search(plain) or _ZH_EITHER_OR.search(plain):

@@ -38,6 +38,7 @@ from memory_core.llm.offline.catalog import (
 )
 from memory_core.relevance import slot_terms
 from memory_core.text.chunking import split_sentences
+from memory_core.text.facts import rejects_value
 from memory_core.text.pii import PLACEHOLDER_RE, find_pii
 from memory_core.text.intent import clause_kind, is_small_talk
 from memory_core.text.keywords import keyword_tokens
@@ -134,9 +135,10 @@ def answer_sentence(text: str, question: str) -> str:
     best = max(fits, default=0)
     if best > 0 and fits.count(best) == 1 and len(clauses) > 1:
         end = fits.index(best) + 1
-        # A clause that ends in a colon introduces what follows ("new email: <it>"), and a
+        # A clause that ends in a colon introduces what follows ("new email: <it>"), one that
+        # rejects a value is followed by the right one ("the code isn't 4821, it's 4827"), and a
         # question for a number or an address is answered by the clause that holds it.
-        while end < len(clauses) and (re.search(r"[:：]\s*$", clauses[end - 1]) or (
+        while end < len(clauses) and (re.search(r"[:：]\s*$", clauses[end - 1]) or rejects_value(clauses[end - 1]) or (
                 _CONTACT_ASKED.search(question) and not _has_contact(clauses[:end])
                 and _has_contact(clauses[end:]))):
             end += 1

@@ -1,0 +1,108 @@
+"""A value said in words, rejected by name, or asked about is read as what it is.
+
+Found on the twelfth session's own checks of what the eleventh left open:
+
+- "近视六百度" then "近视涨到六百五十度了": the numbers were written in characters, 度 was no unit
+  the value reader knew, and the spoken short form ("两千五" for 2500, "六百五" for 650, "一万二"
+  for 12000) was no number at all, so the old degree stayed current beside the new one. Chinese
+  numerals now read as digits with these units and short forms (``facts._ZH_NUMBER``); 百度 (a
+  firm), 一度 ("for a while"), 万一 ("in case") and 千万 ("by all means") stay words.
+- "the code isn't 4821, it's 4827": a value rejected by name, then the right one, was no
+  correction in English (it was in Chinese: 不是5316 是5361), so 4821 stayed current and ranked
+  first; and the offline reply cut the answer after "the code isn't 4821".
+- "你家有几口人" (asked of the assistant) was read as "we have a few people" and stored, then
+  ranked above the user's own "我家三口人". 有几 asked of 你, or 几口人, asks how many.
+
+And what must not happen: a colleague's car, workplace or rent does not replace the user's.
+Through the chat service on SQLite and PostgreSQL, in Chinese and English; the rules alone for the rest.
+"""
+from __future__ import annotations
+
+import pytest
+
+from memory_core.llm.offline.reply import answer_sentence
+from memory_core.text.facts import says_correction, signature
+from memory_core.text.intent import clause_kind
+from tests.conftest import backend_engine_fixture
+from tests.test_truth_over_time import START, User
+
+engine = backend_engine_fixture("values-said-otherwise", START)
+
+
+@pytest.mark.parametrize("text, numbers", [
+    ("我近视六百度", {"600"}), ("近视涨到六百五十度了", {"650"}), ("近视650度", {"650"}),
+    ("房租两千五", {"2500"}), ("房租两千五百块", {"2500"}), ("到手一万二", {"12000"}), ("一百零八个", {"108"}),
+    ("发烧三十八度", {"38"}), ("两千零五年", {"2005"}),
+    # words, not numbers
+    ("百度一下就知道", set()), ("我一度很难过", set()), ("万一有人来怎么办", set()), ("千万别忘了", set()),
+])
+def test_chinese_numerals_are_values(text: str, numbers: set[str]) -> None:
+    assert set(signature(text).numbers) == numbers
+
+
+@pytest.mark.parametrize("text, correction", [
+    ("the code isn't 4821, it's 4827", True), ("it was not 12B, it was 12C", True),
+    ("my flight isn't BA287 it's BA278", True),
+    ("I'm not sure, it's late", False), ("it's not a big deal, it's fine", False), ("he isn't 40, is he", False),
+])
+def test_a_value_rejected_by_name_then_given_is_a_correction(text: str, correction: bool) -> None:
+    assert says_correction(text) is correction
+
+
+@pytest.mark.parametrize("clause, kind", [
+    ("你家有几口人", "question"), ("我家有几口人来着", "question"), ("你有几个孩子", "question"),
+    ("您有几套房", "question"),
+    ("我有几个问题", "statement"), ("我有几个朋友在北京", "statement"), ("家里就几口人", "statement"),
+])
+def test_how_many_asked_of_someone_is_a_question(clause: str, kind: str) -> None:
+    assert clause_kind(clause) == kind
+
+
+def test_the_offline_answer_does_not_stop_at_the_rejected_value() -> None:
+    answer = answer_sentence("ugh the code isn't 4821, it's 4827, I stood there like an idiot", "what's the code")
+    assert "4827" in answer
+    assert "5361" in answer_sentence("取件码不是5316，是5361，我看反了", "取件码多少来着")
+
+
+@pytest.mark.parametrize("older, newer, query, value, stale", [
+    ("我近视六百度 配眼镜好贵", "今天复查 近视涨到六百五十度了", "我近视多少度", "六百五十", "六百度"),
+    ("房租一个月两千五 押一付三", "下个月起房租涨到两千八 又要吃土了", "我房租多少", "两千八", "两千五"),
+    ("the door code for the storage unit is 4821", "ugh the code isn't 4821, it's 4827, I stood there like an idiot",
+     "what's the storage unit code", "4827", "the door code for the storage unit is 4821"),
+])
+def test_a_value_said_otherwise_replaces_the_old_one(engine, older: str, newer: str, query: str,  # type: ignore[no-untyped-def]
+                                                     value: str, stale: str) -> None:
+    user = User(engine)
+    user.says(older)
+    user.says(newer, days=30)
+    assert not [m for m in user.active() if stale in m]
+    assert value in user.top(query)
+
+
+@pytest.mark.parametrize("fact, question, query, value", [
+    ("我家三口人 我老婆和儿子", "你家有几口人", "我家几口人", "三口人"),
+    ("we're a family of four, me, my wife and two boys", "how many people are in your family?",
+     "how many are we at home", "four"),
+])
+def test_a_how_many_question_is_not_stored(engine, fact: str, question: str, query: str,  # type: ignore[no-untyped-def]
+                                           value: str) -> None:
+    user = User(engine)
+    user.says(fact)
+    assert not user.says(question, days=5).created_contents
+    assert value in user.top(query)
+
+
+@pytest.mark.parametrize("mine, theirs, query, value", [
+    ("我开的是比亚迪海豹 去年买的", "老黄刚提了辆理想L6 天天在群里晒", "我开的什么车来着 保险要续了", "海豹"),
+    ("我在杭州上班", "小王调去深圳上班了 以后见不着了", "我在哪上班", "杭州"),
+    ("I drive a Mazda 3", "Dave from accounting just bought a Tesla Model Y and won't shut up about it",
+     "what car do I drive, need it for the insurance form", "Mazda"),
+    ("my rent is 1400 a month", "my coworker Priya's rent just went up to 2100, insane", "how much is my rent", "1400"),
+])
+def test_a_colleagues_fact_does_not_replace_the_users(engine, mine: str, theirs: str, query: str,  # type: ignore[no-untyped-def]
+                                                      value: str) -> None:
+    user = User(engine)
+    user.says(mine)
+    assert not user.says(theirs, days=30).replaced_contents
+    assert mine in user.active()
+    assert value in user.top(query)
