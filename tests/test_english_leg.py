@@ -231,3 +231,20 @@ def test_the_packaged_model_is_copied_into_the_cache_once_and_a_stale_copy_repla
     prepare_minilm(target)  # already there: nothing is copied again
     assert (target / MARKER_FILE).stat().st_mtime_ns == marker
     assert not list(tmp_path.glob(".all-minilm-l6-v2.tmp-*"))
+
+
+def test_one_install_seen_through_a_symlink_is_not_copied_again(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A second checkout whose virtualenv is a symlink to the first shares the model cache: the
+    package seen through the link is the same source, so the copy (and its ONNX export) is not
+    redone under the other checkout's readers (it was, and they read a half-written model)."""
+    from memory_core.embedding.packaged_minilm import MARKER_FILE, packaged_folder, prepare_minilm
+
+    source = packaged_folder()
+    assert source is not None
+    linked = tmp_path / "linked-site-packages"
+    linked.symlink_to(source.parent, target_is_directory=True)
+    target = tmp_path / "all-minilm-l6-v2"
+    prepare_minilm(target, source)
+    marker = (target / MARKER_FILE).stat().st_mtime_ns
+    prepare_minilm(target, linked / source.name)
+    assert (target / MARKER_FILE).stat().st_mtime_ns == marker

@@ -34,9 +34,12 @@ def packaged_folder() -> Path | None:
 
 
 def _marker(source: Path) -> dict[str, object]:
+    # The resolved path: one install seen through two paths (a symlinked virtualenv, a second
+    # checkout sharing the model cache) is one source, not two that copy over each other's
+    # folder (and ONNX export) while the other reads it.
     weights = source / "model.safetensors"
     stat = weights.stat()
-    return {"source": str(source), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+    return {"source": str(source.resolve()), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
 
 
 def is_copied(target_dir: Path, source: Path) -> bool:

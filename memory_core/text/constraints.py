@@ -38,6 +38,10 @@ _DIET = re.compile(
     r"\bvegetarian\b|\bvegan\b|\bpescatarian\b|\bhalal\b|\bkosher\b|\bgluten[- ]free\b|\bdairy[- ]free\b|"
     r"\bno (?:pork|beef|meat|alcohol|dairy|gluten|sugar|caffeine|coffee|salt|red meat|shellfish|nuts)\b|\bketo\b|"
     r"\bsober\b|\bdon'?t drink(?: alcohol)?\b|不能(?:喝|吃)|不喝咖啡|不碰|"
+    # "can't" said by the verb's complement: "我吃不了辣", "一点辣都吃不了", "海鲜碰不得" (not "这么多我吃不了",
+    # "吃不了苦", "吃不了兜着走": too much, hardship, an idiom)
+    r"一(?:点|口|滴)[^，,。！!？?\s]{0,3}都(?:吃|喝|碰|沾)不(?:了|得)|(?:碰|沾)不得|"
+    r"(?:吃|喝)不(?:了|得)(?:辣|酒|海鲜|牛奶|奶|羊肉|牛肉|猪肉|香菜|葱|姜|蒜|鸡蛋|蛋|冰|凉|生|甜|花生|坚果|虾|蟹|咖啡|鱼)|"
     r"\bI (?:don'?t|do not|never|no longer|can'?t|cannot) (?:eat|touch) (?!much\b|a lot\b|breakfast\b|lunch\b|dinner\b)\w+|"
     # "have" only with a food: "I don't have a driver's license" is no diet
     r"\bI (?:don'?t|do not|never|no longer|can'?t|cannot) have (?:any )?(?:dairy|gluten|meat|pork|beef|sugar|caffeine|"
@@ -72,7 +76,11 @@ _REVOKED = re.compile(r"\b(?:no longer|not|stopped being|quit being) (?:a )?(?:v
                       r"\b(?:off|quit|stopped|done with|gave up) (?:the |my )?(?:keto|paleo|atkins|whole30|low-carb|"
                       r"vegan|vegetarian|gluten-free|diet)\b|"
                       r"\b(?:eat|eating|drink|drinking|have|having) \w+ again\b|不再吃素|不吃素了|开始吃肉|又吃肉|"
-                      r"又(?:开始)?(?:吃|喝)|现在(?:又)?(?:可以|能)(?:吃|喝)", _I)
+                      r"又(?:开始)?(?:吃|喝)|现在(?:又)?(?:可以|能)(?:吃|喝)|"
+                      # "现在中辣随便吃", "I can handle spicy food now"
+                      r"现在[^，,。！!？?\s]{0,4}(?:随便吃|随便喝|敢吃|吃得了|喝得了|能吃|能喝)|"
+                      r"\b(?:can|could) (?:eat|handle|have|drink|take) [\w ]{1,20}\b(?:now|these days)\b|"
+                      r"\bnow i can (?:eat|handle|have|drink|take)\b", _I)
 
 # Lasting traits that limit what suits the user, each with the topics it bears on: a height on the
 # size of a bike frame or a seat, colour blindness on an outfit's colours, a night owl on the hours

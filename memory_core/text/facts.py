@@ -285,6 +285,9 @@ def statement_words(text: str) -> str:
 
 _CHANGE = re.compile(r"换(?!季)\w{0,3}了|改了|改成|换成|变成|新的|新号|新车|搬|现在|不再|已经不|升|转学|转到|调到|改去|改到|离开|辞职|跳槽|"
                      r"涨到|涨了|降到|入了|"
+                     # "new" as English says it: "新来的组长", "新任", "新家", "新窝", "重新分班"
+                     r"新来的|新任|新上任|新换的|新买的|新租的|新搬的|新家|新窝|新公司|新工作|新单位|新领导|新老板|新组长|"
+                     r"新经理|新主管|新老师|新班主任|新医生|新地址|新手机|新电脑|重新分|"
                      r"入职|分手|结婚|离婚|提了|换号|开始|(?<!受)(?<!吃)不.{0,2}了$|不再?(?:去|用|做|玩|住|在)[^，。！!？?]{1,8}了|"
                      r"\bdivorce\b|\bsplit up\b|\bbroke up\b|\bengaged\b|\bretired\b|"
                      r"\bnew\b|\bchanged?\b|\bnow\b|\bupdated?\b|\bupdate:|\bswitched\b|\bmoved\b|\banymore\b|"

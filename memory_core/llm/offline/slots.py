@@ -30,7 +30,7 @@ from memory_core.llm.offline.importance import (
 )
 from memory_core.llm.offline.restatements import says_again
 from memory_core.llm.offline.slot_facts import FIRST_PERSON, NAMED_OPENING, facts_of, same_object
-from memory_core.llm.offline.states import ends_a_state, ends_own_state, speaks_of_a_state, tells_an_end
+from memory_core.llm.offline.states import ends_a_plan, ends_a_state, ends_own_state, speaks_of_a_state, tells_an_end
 from memory_core.llm.offline.updates import changes, flips, one_fact, restates, specific_words, topics_of
 from memory_core.text.facts import corrects, says_change, says_correction, signature, twin_values
 from memory_core.text.lang import is_cjk
@@ -219,7 +219,7 @@ def supersedes_text(newer: str, older: str) -> bool:
         return True
     if _NEVER_SO.search(newer) and not _NOT_NEVER_SO.search(newer) and {w for w in specific_words(newer) & specific_words(older) if len(w) > 2 or is_cjk(w[0])}:
         return True  # "the penicillin allergy was a false positive", "青霉素过敏是误判": the older fact never held
-    if changes(newer, older) or ends_a_state(newer, older):
+    if changes(newer, older) or ends_a_state(newer, older) or ends_a_plan(newer, older):
         return True
     return (f_old.lasting and f_new.lasting and restates(newer, older)) or says_again(newer, older)
 

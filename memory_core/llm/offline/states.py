@@ -24,7 +24,14 @@ STATES_FILE = Path(__file__).with_name("states.json")
 _STOPPED = re.compile(r"停了|停药|戒了|戒掉|戒\w{1,2}了|不再|放弃了|卖了|卖掉|被偷|送人了|"
                       r"\bstopped\b|\bquit\b|\bgave up\b|\bno longer\b|\bnot any ?more\b|\banymore\b|"
                       r"\bcut out\b|\bsold\b|\bgot rid of\b|\bgave (?:it |him |her |them )?away\b|\bwas stolen\b|"
-                      r"\bgot stolen\b", _I)
+                      r"\bgot stolen\b|"
+                      # a span of time without it: "已经三个月没碰烟了", "3 months smoke-free", "haven't had a drink in weeks"
+                      r"(?:天|周|星期|个月|年)(?:都|多)?(?:没|不)(?:碰|抽|喝|吃|沾|去)|"
+                      r"\b(?:days?|weeks?|months?|years?)\s+(?:\w+-)?free\b|"
+                      r"\b(?:haven'?t|hasn'?t|have not|has not)\b[^.!?]{0,30}\b(?:in|for)\s+(?:(?:\d+|a|an|two|three|four|five|six|"
+                      r"several|many|a few|over a|over)\s*)?(?:days?|weeks?|months?|years?)\b", _I)
+# Words that say one lacks the state without a negation: "我是旱鸭子" (cannot swim), "teetotal".
+_LACKS = re.compile(r"旱鸭子|不会游|\bnon-?swimmer\b|\bteetotal(?:ler|er)?\b|\bnon-?smoker\b|\bnon-?drinker\b", _I)
 
 
 _DIED = re.compile(r"\bpassed away\b|\bdied\b|\bput (?:him|her|it) down\b|\bwas put down\b|去世|过世|离世|走了", _I)
@@ -57,7 +64,8 @@ def _speaking_clauses(text: str, states: frozenset[str]) -> list[str]:
 def _without(text: str, states: frozenset[str]) -> bool:
     """The text says its subject has none of ``states``, or stopped ("I don't take any", "没有
     孩子", "现在完全不跑了", "药已经停了"), in a clause that speaks of them."""
-    return any(negations(c) > 0 or _STOPPED.search(c) is not None for c in _state_clauses(text, states))
+    return any(negations(c) > 0 or _STOPPED.search(c) is not None or _LACKS.search(c) is not None
+               for c in _state_clauses(text, states))
 
 
 def has_none(text: str) -> bool:
@@ -129,6 +137,8 @@ def lifts_a_diet(newer: str, older: str) -> bool:
     after "I'm on the keto diet"; "不吃素了" after "我吃素"), naming the same diet."""
     if constraint_kind(older) != "diet" or not revokes_a_diet(statement_words(newer)):
         return False
+    if _states_of(statement_words(newer)) & _states_of(statement_words(older)):
+        return True  # one thing of states.json in both ("一点辣都吃不了" / "现在中辣随便吃"): 辣 is one character
     return any(same_word(o, n) for o in specific_words(older) for n in specific_words(newer))
 
 
@@ -147,3 +157,22 @@ def tells_an_end(text: str) -> bool:
     user's memories although it states no slot ("Biscuit passed away last week")."""
     body = statement_words(text)
     return _DIED.search(body) is not None or _RESOLVED.search(body) is not None
+
+
+# A plan ("打算去三亚", "we're booked for Lisbon in May") and the words that call it off.
+_PLANNED = re.compile(r"打算|计划|准备去|要去|想去|订好|订了|约好|\bplan(?:s|ned|ning)?\b|\bgoing to\b|\bbooked\b|"
+                      r"\b(?:we'?re|i'?m) (?:off|heading|flying) to\b", _I)
+_CALLED_OFF = re.compile(r"退了|取消了|不去了|去不成了|泡汤了|黄了|告吹|作罢|\bcancel(?:l)?ed\b|\bcalled (?:it )?off\b|"
+                         r"\bfell through\b|\b(?:is|are|'s) off\b|\bscrapped\b|\bnot going (?:anymore|after all)\b", _I)
+
+
+def ends_a_plan(newer: str, older: str) -> bool:
+    """``newer`` calls off the plan ``older`` states, naming the same place or thing ("三亚那趟退了"
+    after "国庆打算带娃去三亚"; "the Lisbon trip is cancelled" after "we booked Lisbon for May"):
+    the plan is no longer what will happen. A call-off that names nothing of it ends nothing."""
+    if not (_PLANNED.search(older) and _CALLED_OFF.search(statement_words(newer))):
+        return False
+    if negations(_CALLED_OFF.sub(" ", statement_words(newer))) and not _CALLED_OFF.search(older) and re.search(
+            r"没(?:有)?(?:退|取消)|\bnot (?:cancel(?:l)?ed|called off)\b|\bwasn'?t cancel", newer, _I):
+        return False  # "没退 还是去三亚", "the trip wasn't cancelled after all"
+    return bool(_entities(newer) & _entities(older))

@@ -296,6 +296,9 @@ def restates(newer: str, older: str) -> bool:
 
 
 _FIRST_OR_THIRD = re.compile(r"\b(?:I|I'm|I've|I'd|my|me|mine|we|our|us)\b|我|\b(?:he|she|they|his|her|their)\b|他|她", _I)
+_EN_SPAN_DROPPED = re.compile(r"^\W*(?:(?:so|and|ok|okay|well|oh|finally|officially)\W+)*(?:haven'?t\b|"
+                              r"(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|a few)\s+(?:days?|weeks?|months?|years?)\s+"
+                              r"(?:\w+-free|clean|sober)\b)", _I)
 _REACTION_OPENING = re.compile(r"^\W*(?:wow|awesome|great|cool|nice|congrats|congratulations|sorry|thanks|thank you|glad|"
                                r"that'?s (?:great|awesome|amazing|cool|so|really)|sounds|hey|hi|haha|lol|omg|哇|太好了|恭喜|谢谢|哈哈)\b",
                                _I)
@@ -308,5 +311,7 @@ def _states_a_fact(text: str) -> bool:
     body = statement_words(text)
     if _REACTION_OPENING.search(body):
         return False
-    # Chinese drops the subject when it is the speaker ("血压一直偏高", "周末一般都去爬山").
-    return bool(_FIRST_OR_THIRD.search(body)) or (has_cjk(body) and not re.search(r"[A-Za-z]{3,}", body))
+    # Chinese drops the subject when it is the speaker ("血压一直偏高", "周末一般都去爬山"); English
+    # does in a span without something ("haven't had a drink in weeks", "3 months smoke-free").
+    return bool(_FIRST_OR_THIRD.search(body)) or (has_cjk(body) and not re.search(r"[A-Za-z]{3,}", body)) or bool(
+        _EN_SPAN_DROPPED.match(body))

@@ -1,0 +1,95 @@
+"""A state ended, a plan called off, a diet lifted, told in other words.
+
+Found on probe set g-zh (written apart from the rules; read in the twelfth session, its English
+twin g-en held out): changes a person tells without the words the rules knew.
+
+- "已经三个月没碰烟了" after "我烟瘾挺大的 一天一包": a span of time without the thing ends it
+  (``states._STOPPED``), and in English the subject is left out of it ("haven't had a cigarette
+  in six weeks", "3 months smoke-free": ``updates._EN_SPAN_DROPPED``).
+- "我是旱鸭子" says one cannot swim without a negation word (``states._LACKS``: non-swimmer,
+  teetotal).
+- "我一点辣都吃不了" was no constraint at all: Chinese says "cannot eat" with the verb's
+  complement (吃不了, 碰不得), and a reply could then suggest a spicy hot pot. It is a diet now,
+  lifted by "现在中辣随便吃" / "I can handle spicy food now" (spicy food is a state).
+- "新来的组长叫蒋晓雯": 新来的 / 新任 / 新家 say "new" as English "new" does.
+- "三亚那趟退了" after "国庆打算带娃去三亚": a plan called off naming the same place ends it
+  (``states.ends_a_plan``).
+
+And what must not happen: eating spicy food once, a friend's cancelled trip, another person's
+span without smoking, "这么多我吃不了" or "吃不了苦" lift or set nothing.
+Through the chat service on SQLite and PostgreSQL, in Chinese and English; the rules alone for the rest.
+"""
+from __future__ import annotations
+
+import pytest
+
+from bench.truth.runner import mentions, suggestions_part
+from memory_core.llm.offline.slots import supersedes_text
+from memory_core.text.constraints import constraint_kind
+from tests.conftest import backend_engine_fixture
+from tests.test_truth_over_time import START, User
+
+engine = backend_engine_fixture("states-other-words", START)
+
+
+@pytest.mark.parametrize("text, kind", [
+    ("我一点辣都吃不了 微辣都不行", "diet"), ("我吃不了辣", "diet"), ("海鲜我碰不得", "diet"), ("我喝不了牛奶", "diet"),
+    ("这么多我吃不了", None), ("我这人吃不了苦", None), ("今天的饭我吃不了了 太饱", None),
+])
+def test_cannot_eat_said_by_the_complement_is_a_diet(text: str, kind: str | None) -> None:
+    assert constraint_kind(text) == kind
+
+
+@pytest.mark.parametrize("older, newer, ends", [
+    ("我烟瘾挺大的 一天一包 戒过两次都没戒掉", "报告一下 已经三个月没碰烟了 口香糖嚼得腮帮子疼", True),
+    ("I smoke about a pack a day", "3 months smoke-free as of today!", True),
+    ("I smoke a pack a day", "haven't had a cigarette in six weeks, the gum helps", True),
+    ("我是旱鸭子 一下水就慌", "报的成人游泳班结课了！现在能蛙泳五十米", True),
+    ("I'm a non-swimmer, water scares me", "finished the adult swim course, I can do 50 metres of breaststroke now", True),
+    ("我一点辣都吃不了 微辣都不行", "在成都待了半年 现在中辣随便吃", True),
+    ("I can't eat spicy food at all", "lived in Sichuan for a year, I can handle spicy food now", True),
+    ("驾照还没拿到 科二挂了两次", "拿证了！！科三一把过", True),
+    ("我们组长叫王斌 人挺好 就是特别爱开会", "新来的组长叫蒋晓雯 雷厉风行那种", True),
+    ("国庆打算带娃去三亚 酒店机票都订好了", "三亚那趟退了 娃月考考砸了 在家补课", True),
+    ("we booked Lisbon for the May bank holiday", "ugh the Lisbon trip is cancelled, the airline went bust", True),
+    # must not
+    ("我不吃辣", "今天吃了顿火锅 微辣 还行", False),
+    ("I can't eat spicy food", "this spicy food place was packed", False),
+    ("I smoke a pack a day", "my dad has not smoked in 10 years", False),
+    ("I smoke a pack a day", "haven't seen my brother in six weeks", False),
+    ("国庆打算带娃去三亚", "老王的演唱会取消了", False),
+    ("planning to visit Kyoto in April", "my friend cancelled her Kyoto trip", False),
+    ("we booked Lisbon for May", "the Lisbon trip wasn't cancelled after all, phew", False),
+])
+def test_a_state_ended_in_other_words(older: str, newer: str, ends: bool) -> None:
+    assert supersedes_text(newer, older) is ends
+
+
+@pytest.mark.parametrize("older, newer, query, value, stale", [
+    ("我烟瘾挺大的 一天一包 戒过两次都没戒掉", "报告一下 已经三个月没碰烟了 口香糖嚼得腮帮子疼 但是值",
+     "我现在还抽烟吗 体检表要填", "没碰烟", "一天一包"),
+    ("I smoke about a pack a day, have for years", "3 months smoke-free as of today! the patches actually worked",
+     "do I smoke? filling in a health form", "smoke-free", "pack a day"),
+    ("国庆打算带娃去三亚 酒店机票都订好了 就等放假", "三亚那趟退了 娃月考考砸了 他爸说国庆哪都别去在家补课 我服了",
+     "国庆我们去三亚吗", "退了", "就等放假"),
+])
+def test_the_ended_state_is_not_current(engine, older: str, newer: str, query: str,  # type: ignore[no-untyped-def]
+                                        value: str, stale: str) -> None:
+    user = User(engine)
+    user.says(older)
+    user.says(newer, days=90)
+    assert not [m for m in user.active() if stale in m]
+    assert value in user.top(query)
+
+
+@pytest.mark.parametrize("rule, request_, forbidden", [
+    ("我一点辣都吃不了 微辣都不行 吃了就冒汗", "周末朋友约火锅 推荐个锅底", "麻辣"),
+    ("海鲜我碰不得 一吃就难受", "推荐个晚饭吃的", "海鲜"),
+])
+def test_a_diet_said_by_the_complement_reaches_the_request(engine, rule: str, request_: str,  # type: ignore[no-untyped-def]
+                                                           forbidden: str) -> None:
+    user = User(engine)
+    user.says(rule)
+    user.says(request_, days=20)
+    assert any(rule == c.content for c in user.last_info.constraints)
+    assert not mentions(suggestions_part(user.last_reply), forbidden)
