@@ -106,3 +106,48 @@ def test_a_colleagues_fact_does_not_replace_the_users(engine, mine: str, theirs:
     assert not user.says(theirs, days=30).replaced_contents
     assert mine in user.active()
     assert value in user.top(query)
+
+
+# From probe set g-zh (read in the twelfth session): corrections the rules did not read.
+# "不对不对 我看错工牌了" was a question (对不对 read as A-not-A), "说反了" was no correction
+# marker, "两千五" -> "一千五" no slip of a value, and a booking told again with the right code
+# ("周三那个航班刚值完机 MU5173" after "航班MU5137") replaced nothing unless it said it corrects;
+# "航班MU5137" was read as the code "班MU5137" (a plate's pattern). Two legs of one journey
+# (outbound / return, 去程 / 回程) are two facts, not a slip: they had replaced each other.
+@pytest.mark.parametrize("older, newer, replaces", [
+    ("新来的同事叫张婧 以后月报跟她对接", "不对不对 我看错工牌了 是张静 安静的静", True),
+    ("单元门密码是4582# 我老忘", "啊说反了 是4528# 昨晚站门口按了半天", True),
+    ("上周借了小李两千五 他说月底还", "纠正一下 借小李的是一千五 我翻了下转账记录", True),
+    ("下周三回老家 航班MU5137 早上八点的", "周三那个航班刚值完机 MU5173 靠窗 美滋滋", True),
+    ("flying to Oslo on Friday, flight SK4412", "checked in for the Friday flight, SK4421, aisle seat", True),
+    # must not
+    ("outbound flight is BA287 on the 3rd", "return flight BA278 on the 10th", False),
+    ("去程航班MU5137", "回程航班MU5173", False),
+    ("上周借了小李两千五 他说月底还", "今天又借了小李一千五", False),
+])
+def test_a_correction_in_other_words(older: str, newer: str, replaces: bool) -> None:
+    from memory_core.llm.offline.slots import supersedes_text
+
+    assert supersedes_text(newer, older) is replaces
+
+
+@pytest.mark.parametrize("clause, kind", [
+    ("不对不对 我看错工牌了", "statement"), ("不行不行 太贵了", "statement"), ("对不对", "question"),
+    ("把我家wifi密码发我一下", "request"), ("麻烦把菜单拿给我", "request"),
+    ("我把密码发给我妈了", "statement"), ("把钥匙给我妈了", "statement"),
+])
+def test_doubled_no_and_hand_it_over(clause: str, kind: str) -> None:
+    assert clause_kind(clause) == kind
+
+
+def test_a_code_after_a_word_is_not_a_plate() -> None:
+    assert signature("下周三回老家 航班MU5137").codes == {"mu5137"}
+    assert signature("车牌是京A12345").codes == {"京a12345"}
+
+
+def test_a_booking_told_again_with_the_right_code_replaces_the_slip(engine) -> None:  # type: ignore[no-untyped-def]
+    user = User(engine)
+    user.says("下周三回老家 航班MU5137 早上八点的")
+    user.says("周三那个航班刚值完机 MU5173 靠窗 美滋滋", days=4)
+    assert not [m for m in user.active() if "MU5137" in m]
+    assert "MU5173" in user.top("我周三的航班号是多少")

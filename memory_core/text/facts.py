@@ -67,7 +67,8 @@ _ZH_NUMBER = re.compile(
 _CODE = re.compile(r"\b(?:UTC|GMT)\s?[+-]\s?\d{1,2}(?::\d\d)?(?!\d)|"  # a time zone: UTC+3 and UTC-3 differ
                    # a code, with a capital group after it that belongs to it (plates, postcodes: KJ21 XPT, SW1A 1AA)
                    r"(?<![A-Za-z\d])(?=[\w\-]*[A-Za-z])(?=[\w\-]*\d)[A-Za-z\d][\w\-]*[A-Za-z\d](?:\s[A-Z\d]{2,4}(?![\w]))?|"
-                   r"[\u4e00-\u9fff][A-Z][A-Z\d]{3,}")
+                   # a Chinese plate (京A12345), its province first: not "航班MU5137", a code after a word
+                   r"[京津沪渝冀豫云辽黑湘皖鲁新苏浙赣鄂桂甘晋蒙陕吉闽贵粤青藏川宁琼][A-Z][A-Z\d]{3,}")
 _NUMBER = re.compile(r"(?<![A-Za-z\d.])[+-]?\d+(?:[.,]\d+)?(?:\s?(?:mg|ml|g|kg|lbs?|km|cm|mm|m|mi|miles|%|°c|°f|"
                      r"years?|yrs?|months?|weeks?|days?|hours?|hrs?|minutes?|mins?|am|pm|"
                      r"毫克|毫升|克|公斤|千克|斤|公里|千米|米|厘米|岁|个月|年|天|小时|分钟|点|号|楼|层|块|元|万|码|度|units?))?(?![A-Za-z\d])", _I)
@@ -83,7 +84,7 @@ _CORRECTION_MARKER = re.compile(
     r"\b(?:i meant|i mean|correction|actually|my mistake|typo|not \S+ but|wrong|rather)\b|"
     r"\b(?:mixed (?:it |them )?up|had it wrong|got it wrong|had (?:the|it) \w+ wrong|swapped|typo'?d|misspel\w*|wait,? no|"
     r"mis(?:read|heard|typed))\b|(?<!not a )(?<!n't a )\b(?:misdiagnos\w*|false positive)\b|(?<!不是)(?<!并非)误[判诊]|"
-    r"说错了|打错了|写错了|记错了|记反|看错|看岔|记岔|记混|搞混|弄混|看花眼|搞错|弄错|更正|纠正|其实是|其实|应该是|"
+    r"说错了|打错了|写错了|记错了|记反|[说写打看弄搞]反了|看错|看岔|记岔|记混|搞混|弄混|看花眼|搞错|弄错|更正|纠正|其实是|其实|应该是|"
     r"不是[^，。]{1,12}而?是|改一下|改成|我是说|不对|"
     # "the code isn't 4821, it's 4827": a value named to be rejected, then the right one
     r"\b(?:isn'?t|is not|wasn'?t|was not|not)\s+(?:the\s+)?(?=[\w\-.]*\d)[\w\-.]*\w\W{0,3}\s*(?:it'?s|it is|it was|its|but)\b",
@@ -94,7 +95,7 @@ _CORRECTION_MARKER = re.compile(
 # open new facts and opinions: matched so, they replaced MADial memories).
 _OWN_SLIP = re.compile(r"\bsorry\b[^.!?]{0,25}\bmeant\b|\bi meant\b|\bcorrection\b|\bmy mistake\b|\btypo\b|\bmis(?:read|heard|typed)\b|"
                        r"\bmix-?up\b|\bmixed (?:it |them )?up\b|\bhad it wrong\b|\bgot it wrong\b|"
-                       r"说错了|记错了|写错了|打错了|搞错了|弄错了|看错|看岔|记岔|记混|搞混|弄混|更正|纠正|我是说", _I)
+                       r"说错了|记错了|写错了|打错了|搞错了|弄错了|[说写打看弄搞记]反了|看错|看岔|记岔|记混|搞混|弄混|更正|纠正|我是说", _I)
 
 
 def _zh_number(word: str) -> str:
@@ -414,6 +415,10 @@ def _value_tokens(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
+def _zh_numbers(text: str) -> set[str]:
+    return {_zh_number(m.group(0)) for m in _ZH_NUMBER.finditer(text)}
+
+
 def _levenshtein(a: str, b: str) -> int:
     previous = list(range(len(b) + 1))
     for i, ca in enumerate(a, 1):
@@ -449,8 +454,9 @@ def twin_values(newer: str, older: str, words: bool = True, contained_only: bool
     ``words=False`` leaves out words without a digit ("左眼" / "右眼" are two eyes, not a slip);
     ``contained_only`` keeps such a word only when one holds the other ("怕狗" / "不怕狗")."""
     # Codes as a whole too ("KJ21 XPT" -> "KJ21 XPF", "UTC+3" -> "UTC-3"), lower-cased.
-    old_tokens = {t.lower() for t in _value_tokens(older)} | signature(older).codes
-    new_tokens = {t.lower() for t in _value_tokens(newer)} | signature(newer).codes
+    # Numbers written in characters as digits ("两千五" -> "2500", beside "一千五" -> "1500").
+    old_tokens = {t.lower() for t in _value_tokens(older)} | signature(older).codes | _zh_numbers(older)
+    new_tokens = {t.lower() for t in _value_tokens(newer)} | signature(newer).codes | _zh_numbers(newer)
     gone, came = old_tokens - new_tokens, new_tokens - old_tokens
     for o in gone:
         for n in came:
@@ -467,7 +473,24 @@ def twin_values(newer: str, older: str, words: bool = True, contained_only: bool
     return False
 
 
-_SIDE = re.compile(r"\b(?:left|right|upper|lower|front|back|top|bottom|first|second|older|younger)\b|左|右", _I)
+def twin_codes(newer: str, older: str) -> bool:
+    """A code of ``older`` (letters and digits, 4 or more) is given in ``newer`` a slip away and
+    not said again ("MU5137" -> "MU5173", "BA287" -> "BA278"): the same booking told again with
+    the right code, with or without a word that says so."""
+    old, new = signature(older).codes, signature(newer).codes
+    gone, came = old - new, new - old
+    for o in gone:
+        for n in came:
+            if min(len(o), len(n)) < 4 or not (re.search(r"[a-z]", o) and re.search(r"[a-z]", n)):
+                continue
+            swapped = len(o) == len(n) and sorted(o) == sorted(n)
+            if 0 < _levenshtein(o, n) <= (2 if swapped else 1):
+                return True
+    return False
+
+
+_SIDE = re.compile(r"\b(?:left|right|upper|lower|front|back|top|bottom|first|second|older|younger|outbound|inbound|return)\b|"
+                   r"左|右|去程|回程|返程", _I)
 
 
 def _sides(text: str) -> frozenset[str]:

@@ -26,7 +26,8 @@ _CJK = "\u3400-\u4dbf\u4e00-\u9fff"
 
 # ---- Chinese ---------------------------------------------------------------------------------
 _ZH_FINAL_PARTICLE = re.compile(r"(?:吗|么|嘛|呢|没有|不)\s*[?？!！。.~～…]*\s*$")
-_ZH_A_NOT_A = re.compile(rf"([{_CJK}])[不没]\1|有没有|是否|可否|能否|要不要|可不可以")
+# ("不对不对", "不行不行": a 不 doubled, no A-not-A)
+_ZH_A_NOT_A = re.compile(rf"(?<![不没])([{_CJK}])[不没]\1|有没有|是否|可否|能否|要不要|可不可以")
 # "A 还是 B" asks which: 是 / 先 / 算 / 能 / 该 right before a short first choice ("我牙医是男的还是
 # 女的来着", "年化2.8算高还是低", "我是单身还是有对象了"), the same verb opening both choices ("先放
 # 蛋还是先放番茄", "去爬山还是去看电影"), or "A 还是不 A" ("能洗澡还是不能"). 还是 after a noun or a
@@ -112,7 +113,9 @@ _EN_IMPERATIVE = re.compile(
 # "查" asks to look something up; "查出来痛风了", "查了一下是..." tell what was found.
 _ZH_IMPERATIVE = re.compile(r"^(?:请|麻烦|帮忙)?(?:写|翻译|总结|解释|生成|列|列出|起个|起一个|算(?![了是])|查(?!出|到了|了|过|完)|讲|说说|推荐|"
                             r"改(?![去到成为签期天了])|润色|"
-                            r"出个|出一个|想个|想一个|想几个|编|做个|做一个|画|教我|教教我|给我讲|帮我)")
+                            r"出个|出一个|想个|想一个|想几个|编|做个|做一个|画|教我|教教我|给我讲|帮我|"
+                            # "把我家wifi密码发我一下": hand something over to me, an order
+                            r"你?把[^，,。！!？?\s]{1,15}?(?:发|给|告诉|拿|递|传|转|念)(?:给|一下)?我(?=$|一下|吧|呗|看|[\s，,。！!？?]))")
 
 # Reactions and acknowledgements that say nothing about the user ("haha thanks, that's wild").
 _ACK_WORDS = re.compile(

@@ -32,7 +32,7 @@ from memory_core.llm.offline.restatements import says_again
 from memory_core.llm.offline.slot_facts import FIRST_PERSON, NAMED_OPENING, facts_of, same_object
 from memory_core.llm.offline.states import ends_a_plan, ends_a_state, ends_own_state, speaks_of_a_state, tells_an_end
 from memory_core.llm.offline.updates import changes, flips, one_fact, restates, specific_words, topics_of
-from memory_core.text.facts import corrects, says_change, says_correction, signature, twin_values
+from memory_core.text.facts import corrects, says_change, says_correction, signature, twin_codes, twin_values
 from memory_core.text.lang import is_cjk
 from memory_core.text.speaker import speaker_label
 from memory_core.text.expansion import slots_asked
@@ -212,6 +212,8 @@ def supersedes_text(newer: str, older: str) -> bool:
     # no "上个月还发作了一次" (工作 / 发作). Time words are never values (facts.twin_values: "算了
     # 今年不回了" corrects no "每年都给同事带橙子").
     flipped = signature(newer).polarity != signature(older).polarity
+    if twin_codes(newer, older) and specific_words(newer) & specific_words(older) and not _OTHER_LEG.search(newer + older):
+        return True  # "周三那个航班刚值完机 MU5173" after "下周三回老家 航班MU5137": the booking told again, right
     if (lasting or explicit or changed) and corrects(newer, older, explicit=explicit or changed,
                                                      twins=explicit or flipped):
         return True
@@ -224,6 +226,8 @@ def supersedes_text(newer: str, older: str) -> bool:
     return (f_old.lasting and f_new.lasting and restates(newer, older)) or says_again(newer, older)
 
 
+# Two legs of one journey, two codes that may well look alike: not one booking told again.
+_OTHER_LEG = re.compile(r"\b(?:return|outbound|inbound|connecting|connection|layover)\b|回程|返程|去程|转机|中转", re.IGNORECASE)
 # The older statement was never true: a test or a diagnosis that was wrong.
 _NEVER_SO = re.compile(r"\bfalse positive\b|\bmisdiagnos\w*|误判|误诊", re.IGNORECASE)
 _NOT_NEVER_SO = re.compile(r"\b(?:not|n't|never)\s+(?:\w+\s+)?(?:a\s+)?(?:false positive|misdiagnos\w*)|(?:不是|并非|没有|没)误[判诊]",
