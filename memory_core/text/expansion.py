@@ -35,15 +35,40 @@ _SLOTS: tuple[tuple[str, re.Pattern[str], str], ...] = (
                           r"\bwhere\b.*\b(?:go|goes|going) to school\b",
                           re.IGNORECASE),
      "school grade class elementary primary kindergarten college 学校 小学 中学 初中 高中 大学 幼儿园 年级 上学 读书"),
+    # Questions about one's health, diet or siblings name a category; the memory names a member
+    # ("我有啥基础病来着" / "我有哮喘", "what can't I eat" / "peanuts, not even a trace", "我有没有兄弟
+    # 姐妹" / "我是独生女"). Not conflict slots: one has several conditions, rules and siblings.
+    ("health", re.compile(r"基础病|既往病史|病史|慢性病|(?:有|得过)(?:什么|啥)病|身体(?:状况|情况)|"
+                          r"\bmedical (?:history|conditions?)\b|\bhealth (?:conditions?|problems?|issues?)\b|"
+                          r"\bchronic\b|\bpre-?existing\b|\b(?:what|any) conditions?\b", re.IGNORECASE),
+     "condition chronic diagnosed asthma diabetes hypertension blood pressure allergic allergy "
+     "病 哮喘 高血压 糖尿病 心脏病 过敏 确诊 慢性"),
+    ("diet", re.compile(r"忌口|不能吃(?:什么|啥)|不吃(?:什么|啥)|饮食(?:禁忌|要求)|\bdietary\b|\bfood (?:restrictions?|allerg\w*)\b|"
+                        r"\bwhat (?:can'?t|shouldn'?t|don'?t) i eat\b|\bcan'?t i eat\b", re.IGNORECASE),
+     "allergic allergy vegetarian vegan eat intolerant 忌口 过敏 不吃 不能吃 吃不了 素 清真"),
+    ("siblings", re.compile(r"兄弟姐妹|兄妹|姐弟|\bsiblings?\b|\bbrothers? or sisters?\b|\bonly child\b", re.IGNORECASE),
+     "sibling brother sister only child 独生 独生子 独生女 哥哥 姐姐 弟弟 妹妹 兄弟 姐妹"),
 )
+
+
+# Slots that name a category the world has too: asked about only when the user asks of themself
+# ("what medical conditions do I have", not "the most common chronic diseases in the world").
+_OWN_ONLY = frozenset({"health", "diet", "siblings"})
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|my|me|mine)\b|我(?!们)", re.IGNORECASE)
+
+
+def _asked(query: str) -> list[tuple[str, str]]:
+    own = _FIRST_PERSON.search(query) is not None
+    return [(name, words) for name, pattern, words in _SLOTS
+            if pattern.search(query) and (own or name not in _OWN_ONLY)]
 
 
 def slot_keywords(query: str) -> str:
     """Extra keyword-leg words for the slots ``query`` asks about ("" when it names none)."""
-    return " ".join(words for _name, pattern, words in _SLOTS if pattern.search(query))
+    return " ".join(words for _name, words in _asked(query))
 
 
 def slots_asked(query: str) -> list[str]:
     """Names of the slots ``query`` asks about, in the user's own words ("Where do I live?" ->
     ``["address"]``)."""
-    return [name for name, pattern, _words in _SLOTS if pattern.search(query)]
+    return [name for name, _words in _asked(query)]

@@ -189,12 +189,15 @@ _GENERAL_REQUEST = re.compile(
     # between a crocodile and an alligator", "how far is the moon", "一光年到底有多远啊"
     r"(?:so\s+)?why (?:is|are|do|does|did) (?!i\b|my\b|we\b|our\b)|what'?s the (?:actual |real )?difference between\b|"
     r"how (?:far|big|old|tall|deep|hot|cold|long|heavy) (?:is|are|was|were) (?:a|an|the)\b|"
-    r"how (?:does|do) (?:a|an|the)?\s*(?:[a-z]+\s+){0,2}[a-z]+ work\b|who (?:invented|discovered|wrote|painted|built)\b)|"
+    r"how (?:does|do) (?:a|an|the)?\s*(?:[a-z]+\s+){0,2}[a-z]+ work\b|who (?:invented|discovered|wrote|painted|built)\b|"
+    # "what are the most common chronic diseases in the world?"
+    r"(?:what|which) (?:are|is) the (?:most|least) (?:common|popular|famous|dangerous|deadly|widespread)\b)|"
 
     r"^\W*(?:请|麻烦)?(?:你)?(?:给我|跟我|帮我)?(?:讲|说)(?:个|一个|几个)(?:笑话|故事|冷笑话)|^\W*(?:请|帮我)?写(?:一首|首|一篇|个)|"
     r"^\W*(?:请|帮我)?(?:翻译|解释一下)", re.IGNORECASE)
 # The same in Chinese, where a question about the user often drops its 我 too: only with no 我 at all.
-_WORLD_QUESTION_ZH = re.compile(r"什么是|是什么意思|有什么区别|的区别是|是什么原理|(?:到底)?有多(?:远|大|高|深|重|老)(?:啊|呀|呢)?\s*[?？]?$")
+_WORLD_QUESTION_ZH = re.compile(r"什么是|是什么意思|有什么区别|的区别是|是什么原理|(?:到底)?有多(?:远|大|高|深|重|老)(?:啊|呀|呢)?\s*[?？]?$|"
+                                r"^\W*(?:世界上|全世界|全球|中国)[^，,。]{0,12}(?:最|哪)|最常见的[^，,。]{0,10}(?:有哪些|是什么|是啥)")
 _MINE = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|my|mine|we|we're|our|us|myself)\b|\bfor me\b|我的|我们|我家|适合我|\b(?:about|for) me\b",
                    re.IGNORECASE)
 
