@@ -193,3 +193,17 @@ def test_harness_refuses_llm_without_an_endpoint(embedder, model_cache_dir: Path
         monkeypatch.delenv(name, raising=False)
     with pytest.raises(ValueError, match="OPENAI_BASE_URL"):
         make_engine(embedder, model_cache_dir, tmp_path, forgetting=True, llm=True)
+
+
+def test_a_result_records_the_cpu_and_its_int8_instructions(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The int8 encoder's figures depend on the CPU's instruction set: each result file says which."""
+    from bench.machine import INT8_FEATURES, cpu_description
+
+    info = tmp_path / "cpuinfo"
+    info.write_text("processor\t: 0\nmodel name\t: AMD EPYC 7B13\nflags\t\t: fpu sse avx2 fma\n\n"
+                    "processor\t: 1\nmodel name\t: AMD EPYC 7B13\nflags\t\t: fpu sse avx2 fma\n", encoding="utf-8")
+    assert cpu_description(info)["model"] == "AMD EPYC 7B13"
+    assert cpu_description(info)["int8_features"] == ["avx2"]
+    here = cpu_description()
+    assert here["model"] and set(here["int8_features"]) <= set(INT8_FEATURES)  # type: ignore[arg-type]
+    assert cpu_description(tmp_path / "missing")["int8_features"] == []

@@ -14,6 +14,7 @@ from bench.quality.datasets import load_locomo, load_madial  # noqa: E402
 from bench.quality.embed_cache import CachingEmbedder  # noqa: E402
 from bench.quality.report import FLOORS, markdown, write_chart, write_json  # noqa: E402
 from bench.quality.runner import METHODS, CorpusRun, locomo_scores, madial_scores, run_corpus  # noqa: E402
+from bench.machine import cpu_description  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "bench" / "results"
@@ -73,6 +74,7 @@ def run(conversations: int | None, questions: int | None, dialogues: int | None,
         load_average_start=[round(x, 2) for x in load_start],
         load_average_end=[round(x, 2) for x in os.getloadavg()],
         cpu_count=os.cpu_count(),
+        machine=cpu_description(),
         embedding_cache={"hits": embedder.hits, "misses": embedder.misses},
         slice={"conversations": conversations, "questions_per_conversation": questions, "dialogues": dialogues},
         external_floors=FLOORS,

@@ -17,6 +17,7 @@ import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
+from bench.machine import cpu_description  # noqa: E402
 from bench.truth.runner import KINDS, START, half, load, run, summarise  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,7 +61,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     result["halves"] = {name: summarise([o for o in outcomes if half(o.scenario_id) == name])
                         for name in ("tune", "validate")}
     result["meta"] = {"scenarios": len(outcomes), "seconds": round(time.perf_counter() - started, 1),
-                      "llm": llm_name, "load_avg": [round(x, 2) for x in os.getloadavg()]}
+                      "llm": llm_name, "load_avg": [round(x, 2) for x in os.getloadavg()],
+                      "machine": cpu_description()}
     if args.failures:
         for o in outcomes:
             if not o.passed:
