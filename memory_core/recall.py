@@ -138,7 +138,7 @@ def dense_texts(query: str, context: str | None, speakers: frozenset[str], conte
 def keyword_query(query: str, context: str | None) -> str:
     """The BM25 legs' pre-segmented text: query, its slot words and the context ("" when that
     leaves no token)."""
-    text = bm25_text(" ".join(part for part in (query, slot_keywords(query), context or "") if part))
+    text = bm25_text(" ".join(part for part in (query, slot_keywords(query, recall=True), context or "") if part))
     return text if text.strip() else ""
 
 

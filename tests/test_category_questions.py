@@ -55,3 +55,9 @@ def test_a_world_question_about_a_category_recalls_nothing(engine, query: str) -
     user.says("我有高血压 一直在吃药", days=3)
     user.says(query, days=20)
     assert not user.last_info.used
+
+
+@pytest.mark.parametrize("query", ["on what conditions can I get a refund", "under what conditions do I qualify for a mortgage",
+                                   "give me a list of dietary fiber foods"])
+def test_conditions_of_a_contract_are_no_health_question(query: str) -> None:
+    assert slots_asked(query) == []

@@ -151,3 +151,67 @@ def test_a_booking_told_again_with_the_right_code_replaces_the_slip(engine) -> N
     user.says("周三那个航班刚值完机 MU5173 靠窗 美滋滋", days=4)
     assert not [m for m in user.active() if "MU5137" in m]
     assert "MU5173" in user.top("我周三的航班号是多少")
+
+
+# English says amounts in words as Chinese does: "fifteen hundred", "two grand", "1.5k" were read
+# as 15 and 100, 2, 1 (each word alone), so "fifteen hundred" and "1500" were two values and an
+# update said in words replaced nothing; and "bumped / raised ... to" were no change words.
+@pytest.mark.parametrize("text, numbers", [
+    ("rent went up to eleven hundred", {"1100"}), ("two grand a month", {"2000"}), ("rent is 1.5k", {"1500"}),
+    ("twenty-five hundred", {"2500"}), ("nine hundred and fifty quid", {"950"}),
+    ("three thousand two hundred", {"3200"}), ("twenty-five years old", {"25"}), ("I have two kids", {"2"}),
+    ("hundreds of people", set()), ("my 401k", set()),
+])
+def test_english_amounts_in_words_are_one_value(text: str, numbers: set[str]) -> None:
+    assert set(signature(text).numbers) == numbers
+
+
+@pytest.mark.parametrize("older, newer, replaces", [
+    ("my rent is fifteen hundred a month", "landlord bumped the rent to 1650", True),
+    ("my rent is 1500", "rent is now fifteen hundred and fifty", True),
+    ("my salary is 62k", "they raised my salary to 68k!!", True),
+    ("rent is 1.5k", "rent went up to 1.65k, great", True),
+    # must not
+    ("my rent is 1500", "my sister's rent went up to 1650", False),
+    ("I paid two grand for the bike", "my brother paid two grand for his car", False),
+])
+def test_an_amount_said_in_words_is_updated(older: str, newer: str, replaces: bool) -> None:
+    from memory_core.llm.offline.slots import supersedes_text
+
+    assert supersedes_text(newer, older) is replaces
+
+
+# From the review of these rules: two bookings on other days are two facts (a return leg is
+# numbered one up); amounts in characters a slip apart are no slip when each names another thing
+# (weight / blood pressure, savings / rent, a phone / a computer); "isn't X but ..." is no
+# correction; 有几口人 inside a statement asks nothing.
+@pytest.mark.parametrize("older, newer, replaces", [
+    ("周五飞上海坐CA1831", "周日回北京坐CA1832", False),
+    ("Flying out to London on BA287 Friday", "Flying back on BA288 Sunday", False),
+    ("上个月去上海坐的MU5110", "下周去上海坐MU5101", False),
+    ("我血压一百四", "我体重一百二", False), ("我体重一百二", "我血压一百四", False),
+    ("我房租每个月三千五", "我每个月存两千五", False), ("电脑六千五买的", "手机两千五买的", False),
+    ("我一个月房租一千五", "我一个月工资八千五", False),
+    ("My A1C is 6.8", "My A1C wasn't 7 but the doctor still worried", False),
+    ("我近视六百度", "我近视六百五十度", True), ("我体重一百二", "我体重一百三", True),
+])
+def test_values_that_only_look_like_slips(older: str, newer: str, replaces: bool) -> None:
+    from memory_core.llm.offline.slots import supersedes_text
+
+    assert supersedes_text(newer, older) is replaces
+
+
+@pytest.mark.parametrize("text", ["the wifi isn't 5G but it's fast", "He wasn't 21, but he got in anyway",
+                                  "My kid isn't 3 but she acts like a teenager"])
+def test_isnt_x_but_is_no_correction(text: str) -> None:
+    assert not says_correction(text)
+
+
+@pytest.mark.parametrize("clause", ["我们村有几口人在外打工", "亲戚有几口人要来我家住一个月"])
+def test_a_few_people_inside_a_statement_asks_nothing(clause: str) -> None:
+    assert clause_kind(clause) == "statement"
+
+
+def test_a_round_amount_in_characters_is_a_value() -> None:
+    assert signature("我月薪三万").numbers == {"30000"}
+    assert signature("打算五一去东京玩").numbers == frozenset()  # 五一 is May Day

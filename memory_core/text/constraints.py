@@ -33,6 +33,8 @@ _MEDICAL = re.compile(r"糖尿病|高血压|痛风|孕期|怀孕|哺乳|肾病|�
                       r"\binjur(?:y|ed)\b|\bsprain|\bfracture|\bbroken (?:leg|arm|ankle|wrist)\b|受伤|骨折|扭伤|"
                       r"\bdeaf\b|\bhard of hearing\b|\bhearing aid\b|\bwheelchair\b|(?<!colour-)(?<!color-)(?<!colour )(?<!color )\bblind\b|"
                       r"耳聋|聋|听力|轮椅|失明", _I)
+# Foods a "cannot eat" said by the verb's complement names (whole words: not 蛋糕, 生活, 苦, 亏).
+_FOODS_ZH = "辣|酒|白酒|啤酒|海鲜|牛奶|奶|乳制品|羊肉|牛肉|猪肉|肉|香菜|葱|姜|蒜|鸡蛋|蛋|冰的|凉的|生冷|甜的|花生|坚果|虾|蟹|咖啡|鱼|麸质"
 _DIET = re.compile(
     r"吃素|素食|清真|不吃猪肉|不吃牛肉|不吃肉|不吃海鲜|不吃辣|不能吃辣|不喝酒|戒酒|滴酒不沾|忌口|不吃(?:葱|姜|蒜|香菜|鸡蛋|奶)|"
     r"\bvegetarian\b|\bvegan\b|\bpescatarian\b|\bhalal\b|\bkosher\b|\bgluten[- ]free\b|\bdairy[- ]free\b|"
@@ -40,8 +42,8 @@ _DIET = re.compile(
     r"\bsober\b|\bdon'?t drink(?: alcohol)?\b|不能(?:喝|吃)|不喝咖啡|不碰|"
     # "can't" said by the verb's complement: "我吃不了辣", "一点辣都吃不了", "海鲜碰不得" (not "这么多我吃不了",
     # "吃不了苦", "吃不了兜着走": too much, hardship, an idiom)
-    r"一(?:点|口|滴)[^，,。！!？?\s]{0,3}都(?:吃|喝|碰|沾)不(?:了|得)|(?:碰|沾)不得|"
-    r"(?:吃|喝)不(?:了|得)(?:辣|酒|海鲜|牛奶|奶|羊肉|牛肉|猪肉|香菜|葱|姜|蒜|鸡蛋|蛋|冰|凉|生|甜|花生|坚果|虾|蟹|咖啡|鱼)|"
+    rf"一(?:点|口|滴)(?:{_FOODS_ZH})都(?:吃|喝|碰|沾)不(?:了|得)(?!了)|(?:{_FOODS_ZH})我?(?:一点)?(?:都|也)?(?:碰|沾)不得|"
+    rf"(?:吃|喝)不(?:了|得)(?:{_FOODS_ZH})(?![\u4e00-\u9fff]|了)|(?:吃|喝)不(?:了|得)(?:{_FOODS_ZH})的|"
     r"\bI (?:don'?t|do not|never|no longer|can'?t|cannot) (?:eat|touch) (?!much\b|a lot\b|breakfast\b|lunch\b|dinner\b)\w+|"
     # "have" only with a food: "I don't have a driver's license" is no diet
     r"\bI (?:don'?t|do not|never|no longer|can'?t|cannot) have (?:any )?(?:dairy|gluten|meat|pork|beef|sugar|caffeine|"
@@ -78,8 +80,8 @@ _REVOKED = re.compile(r"\b(?:no longer|not|stopped being|quit being) (?:a )?(?:v
                       r"\b(?:eat|eating|drink|drinking|have|having) \w+ again\b|不再吃素|不吃素了|开始吃肉|又吃肉|"
                       r"又(?:开始)?(?:吃|喝)|现在(?:又)?(?:可以|能)(?:吃|喝)|"
                       # "现在中辣随便吃", "I can handle spicy food now"
-                      r"现在[^，,。！!？?\s]{0,4}(?:随便吃|随便喝|敢吃|吃得了|喝得了|能吃|能喝)|"
-                      r"\b(?:can|could) (?:eat|handle|have|drink|take) [\w ]{1,20}\b(?:now|these days)\b|"
+                      r"现在(?:(?![不没别])[^，,。！!？?\s]){0,4}(?<![不没别])(?:随便吃|随便喝|敢吃|吃得了|喝得了|能吃|能喝)|"
+                      r"\bcan (?:eat|handle|have|drink|take) [\w ]{1,20}\b(?:now|these days)\b|"
                       r"\bnow i can (?:eat|handle|have|drink|take)\b", _I)
 
 # Lasting traits that limit what suits the user, each with the topics it bears on: a height on the

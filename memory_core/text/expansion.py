@@ -40,10 +40,11 @@ _SLOTS: tuple[tuple[str, re.Pattern[str], str], ...] = (
     # 姐妹" / "我是独生女"). Not conflict slots: one has several conditions, rules and siblings.
     ("health", re.compile(r"基础病|既往病史|病史|慢性病|(?:有|得过)(?:什么|啥)病|身体(?:状况|情况)|"
                           r"\bmedical (?:history|conditions?)\b|\bhealth (?:conditions?|problems?|issues?)\b|"
-                          r"\bchronic\b|\bpre-?existing\b|\b(?:what|any) conditions?\b", re.IGNORECASE),
+                          r"\bchronic (?:conditions?|illness\w*|diseases?)\b|\bpre-?existing\b|"
+                          r"\b(?:what|any) (?:health|medical|chronic) conditions?\b", re.IGNORECASE),
      "condition chronic diagnosed asthma diabetes hypertension blood pressure allergic allergy "
      "病 哮喘 高血压 糖尿病 心脏病 过敏 确诊 慢性"),
-    ("diet", re.compile(r"忌口|不能吃(?:什么|啥)|不吃(?:什么|啥)|饮食(?:禁忌|要求)|\bdietary\b|\bfood (?:restrictions?|allerg\w*)\b|"
+    ("diet", re.compile(r"忌口|不能吃(?:什么|啥)|不吃(?:什么|啥)|饮食(?:禁忌|要求)|\bdietary (?:restrictions?|requirements?|needs)\b|\bfood (?:restrictions?|allerg\w*)\b|"
                         r"\bwhat (?:can'?t|shouldn'?t|don'?t) i eat\b|\bcan'?t i eat\b", re.IGNORECASE),
      "allergic allergy vegetarian vegan eat intolerant 忌口 过敏 不吃 不能吃 吃不了 素 清真"),
     ("siblings", re.compile(r"兄弟姐妹|兄妹|姐弟|\bsiblings?\b|\bbrothers? or sisters?\b|\bonly child\b", re.IGNORECASE),
@@ -63,9 +64,12 @@ def _asked(query: str) -> list[tuple[str, str]]:
             if pattern.search(query) and (own or name not in _OWN_ONLY)]
 
 
-def slot_keywords(query: str) -> str:
-    """Extra keyword-leg words for the slots ``query`` asks about ("" when it names none)."""
-    return " ".join(words for _name, words in _asked(query))
+def slot_keywords(query: str, recall: bool = False) -> str:
+    """Extra words for the slots ``query`` asks about ("" when it names none). With ``recall``
+    (the keyword leg's query), the category slots are left out: their member words ("高血压",
+    "asthma") would rank anyone's condition up, a father's too; they serve the relevance
+    threshold's word coverage only, where the ranking has already put the user's own first."""
+    return " ".join(words for name, words in _asked(query) if not (recall and name in _OWN_ONLY))
 
 
 def slots_asked(query: str) -> list[str]:

@@ -63,7 +63,9 @@ _ZH_NUMBER = re.compile(
     # degrees with a ten, hundred or thousand in them (六百度, 三十八度): 一度 is "for a while", 百度 a firm
     rf"[一二两三四五六七八九十][{_ZH_RUN}]*[十百千][{_ZH_RUN}]*(?=度)|"
     # the spoken short form, the unit after the last digit left out: 两千五 (2500), 六百五 (650), 一万二
-    rf"[一二两三四五六七八九][万千百][一二两三四五六七八九](?![{_ZH_RUN}]))")
+    rf"[一二两三四五六七八九][万千百][一二两三四五六七八九](?![{_ZH_RUN}])|"
+    # a round amount ending in its unit: 月薪三万, 两千, 五百 (not 千万 / 万一: a digit opens it)
+    rf"[一二两三四五六七八九][{_ZH_RUN}]*[百千万](?![{_ZH_RUN}]))")
 _CODE = re.compile(r"\b(?:UTC|GMT)\s?[+-]\s?\d{1,2}(?::\d\d)?(?!\d)|"  # a time zone: UTC+3 and UTC-3 differ
                    # a code, with a capital group after it that belongs to it (plates, postcodes: KJ21 XPT, SW1A 1AA)
                    r"(?<![A-Za-z\d])(?=[\w\-]*[A-Za-z])(?=[\w\-]*\d)[A-Za-z\d][\w\-]*[A-Za-z\d](?:\s[A-Z\d]{2,4}(?![\w]))?|"
@@ -87,7 +89,8 @@ _CORRECTION_MARKER = re.compile(
     r"说错了|打错了|写错了|记错了|记反|[说写打看弄搞]反了|看错|看岔|记岔|记混|搞混|弄混|看花眼|搞错|弄错|更正|纠正|其实是|其实|应该是|"
     r"不是[^，。]{1,12}而?是|改一下|改成|我是说|不对|"
     # "the code isn't 4821, it's 4827": a value named to be rejected, then the right one
-    r"\b(?:isn'?t|is not|wasn'?t|was not|not)\s+(?:the\s+)?(?=[\w\-.]*\d)[\w\-.]*\w\W{0,3}\s*(?:it'?s|it is|it was|its|but)\b",
+    r"\b(?:isn'?t|is not|wasn'?t|was not|not)\s+(?:the\s+)?(?=[\w\-.]*\d)[\w\-.]*\w\W{0,3}\s*(?:it'?s|it is|it was|its)\s+"
+    r"(?=[\w\-.]*\d)",
     _I)
 
 
@@ -152,23 +155,64 @@ class FactSignature:
 
 
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+_THOUSANDS_SHORT = re.compile(r"(?<![\w.])(?!401k)(\d+(?:\.\d+)?)\s?k\b", _I)  # not the 401k plan
+_EN_UNITS = {w: int(d) for w, d in _EN_NUMBER_WORDS.items() if d.isdigit() and " " not in w
+             and w not in ("twice", "once", "both", "couple", "single", "dozen", "hundred")}
+_EN_UNIT_WORD = r"(?:" + "|".join(sorted(_EN_UNITS, key=len, reverse=True)) + r")"
+# A run of number words that is one amount: with hundred / thousand / grand, or tens-units.
+_EN_TENS_UNITS = r"(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)-(?:one|two|three|four|five|six|seven|eight|nine)"
+_EN_COMPOUND = re.compile(
+    rf"\b(?:(?:{_EN_TENS_UNITS}|{_EN_UNIT_WORD})[\s-]+)?(?:hundred|thousand|grand)(?:[\s-]+(?:and[\s-]+)?"
+    rf"(?:{_EN_TENS_UNITS}|{_EN_UNIT_WORD})(?:[\s-]+{_EN_UNIT_WORD})?(?:[\s-]+(?:hundred|thousand))?)*\b|\b{_EN_TENS_UNITS}\b", _I)
+
+
+def _plain(value: float) -> str:
+    return str(int(value)) if value == int(value) else str(value)
+
+
+def _en_compound(words: str) -> int | None:
+    """The amount an English number-word run says ("fifteen hundred" -> 1500, "two grand" -> 2000,
+    "three thousand two hundred" -> 3200, "twenty-five" -> 25); None when it holds no number."""
+    total, current, seen = 0, 0, False
+    for word in re.split(r"[\s-]+", words.lower()):
+        if word in _EN_UNITS:
+            current += _EN_UNITS[word]
+            seen = True
+        elif word == "hundred":
+            current = (current or 1) * 100
+            seen = True
+        elif word in ("thousand", "grand"):
+            total += (current or 1) * 1000
+            current, seen = 0, True
+    return total + current if seen else None
 
 
 @lru_cache(maxsize=8192)
 def signature(text: str) -> FactSignature:
-    code_matches = list(_CODE.finditer(text))
+    amounts = [m.span() for m in _THOUSANDS_SHORT.finditer(text)]  # "1.5k" is 1500: no code "5k"
+    code_matches = [m for m in _CODE.finditer(text) if not any(a <= m.start() < b for a, b in amounts)]
     codes = {m.group(0).lower() for m in code_matches}
     code_spans = [m.span() for m in code_matches]
     numbers: set[str] = set()
+    code_spans += amounts  # "1.5k" is 1500, not 1
     for m in _NUMBER.finditer(text):
         if any(a <= m.start() < b for a, b in code_spans):
             continue
         # "1,450" is fourteen hundred and fifty; "3,5" a decimal comma
         value = _THOUSANDS.sub("", _SPACES.sub("", m.group(0).lower())).replace(",", ".")
         numbers.add(value)
+    for m in _THOUSANDS_SHORT.finditer(text):  # "1.5k", "2k"
+        numbers.add(_plain(float(m.group(1)) * 1000))
     if _ANY_NUMBER_WORD.search(text):
+        # "fifteen hundred", "two grand", "twenty-five": one number, as English says amounts
+        words_left = text
+        for m in _EN_COMPOUND.finditer(text):
+            value = _en_compound(m.group(0))
+            if value is not None:
+                numbers.add(str(value))
+                words_left = words_left.replace(m.group(0), " ", 1)
         for pattern, digits in _NUMBER_WORDS:
-            if pattern.search(text):
+            if pattern.search(words_left):
                 numbers.add(digits)
     for m in _ZH_NUMBER.finditer(text):
         numbers.add(_zh_number(m.group(0)))
@@ -215,15 +259,23 @@ def _entity_keys(text: str) -> set[str]:
 
 
 @lru_cache(maxsize=8192)
+@lru_cache(maxsize=1)
+def _number_word_tokens() -> frozenset[str]:
+    """English number words as the keyword tokenizer gives them (stemmed: "hundred" -> "hundr")."""
+    words = [w for w in _EN_UNITS if w not in ("one",)] + ["hundred", "thousand", "grand"]
+    return frozenset(t.lower() for t in keyword_tokens(" ".join(words)))
+
+
 def content_tokens(text: str) -> frozenset[str]:
     """Keyword tokens of ``text`` that carry meaning (numbers and codes left out: the
     signature compares those)."""
     sig = signature(text)
     out = set()
-    for token in keyword_tokens(text):
+    # Chinese numerals cut out first: jieba reads "六百度" as 六 / 百度 (the firm)
+    for token in keyword_tokens(_ZH_NUMBER.sub(" ", text) if _ZH_NUMBER.search(text) else text):
         low = token.lower()
-        if re.fullmatch(r"[+-]?\d+(?:\.\d+)?", low) or low in sig.codes:
-            continue
+        if re.fullmatch(r"[+-]?\d+(?:\.\d+)?", low) or low in sig.codes or low in _number_word_tokens():
+            continue  # "fifteen hundred" is a value, as "1500" is: no shared frame word
         out.add(low)
     return frozenset(out)
 
@@ -373,7 +425,10 @@ def corrects(newer: str, older: str, explicit: bool = False, twins: bool = True)
     # A slip of a value: a number or code beside a shared word of the older statement, or any
     # value (a name too) when the newer text says it corrects.
     if (explicit and twin_values(newer, older, contained_only=not twins)) or (
-            bool(shared) and twin_values(newer, older, words=False)):
+            bool(shared) and (twin_values(newer, older, words=False, zh_numerals=False) or (
+                twin_values(newer, older, words=False) and not (fo - fn and fn - fo)))):
+        # (amounts in characters a slip apart beside a word both say only when neither names a thing
+        # the other does not: "手机两千五买的" is no slip of "电脑六千五买的", "月薪一万二" of "存款一万五")
         return True
     if _OWN_SLIP.search(newer) and not so.values() and not sn.values() and sn.polarity == so.polarity and shared \
             and (fo - fn) and (fn - fo):
@@ -447,7 +502,8 @@ def _numeric_slip(a: str, b: str) -> bool:
 _ZH_TIME_WORD = re.compile(r"[\u4e00-\u9fff][年月日天周晚]|[上中下]午|周[一二三四五六日末]|星期[一二三四五六日天]")
 
 
-def twin_values(newer: str, older: str, words: bool = True, contained_only: bool = False) -> bool:
+def twin_values(newer: str, older: str, words: bool = True, contained_only: bool = False,
+                zh_numerals: bool = True) -> bool:
     """``newer`` replaces a value of ``older`` with one a slip away: two digits swapped, one
     digit, letter or character off ("4821" -> "4827", "BA287" -> "BA278", "Hanson" -> "Hansen",
     "张丽" -> "张莉"). Only values of two characters or more count: "2 cats" -> "3 cats" may be news.
@@ -455,8 +511,8 @@ def twin_values(newer: str, older: str, words: bool = True, contained_only: bool
     ``contained_only`` keeps such a word only when one holds the other ("怕狗" / "不怕狗")."""
     # Codes as a whole too ("KJ21 XPT" -> "KJ21 XPF", "UTC+3" -> "UTC-3"), lower-cased.
     # Numbers written in characters as digits ("两千五" -> "2500", beside "一千五" -> "1500").
-    old_tokens = {t.lower() for t in _value_tokens(older)} | signature(older).codes | _zh_numbers(older)
-    new_tokens = {t.lower() for t in _value_tokens(newer)} | signature(newer).codes | _zh_numbers(newer)
+    old_tokens = {t.lower() for t in _value_tokens(older)} | signature(older).codes | (_zh_numbers(older) if zh_numerals else set())
+    new_tokens = {t.lower() for t in _value_tokens(newer)} | signature(newer).codes | (_zh_numbers(newer) if zh_numerals else set())
     gone, came = old_tokens - new_tokens, new_tokens - old_tokens
     for o in gone:
         for n in came:

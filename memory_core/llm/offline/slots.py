@@ -212,8 +212,11 @@ def supersedes_text(newer: str, older: str) -> bool:
     # no "上个月还发作了一次" (工作 / 发作). Time words are never values (facts.twin_values: "算了
     # 今年不回了" corrects no "每年都给同事带橙子").
     flipped = signature(newer).polarity != signature(older).polarity
-    if twin_codes(newer, older) and specific_words(newer) & specific_words(older) and not _OTHER_LEG.search(newer + older):
+    if twin_codes(newer, older) and specific_words(newer) & specific_words(older) and not _OTHER_LEG.search(newer + older) \
+            and not _other_days(newer, older):
         return True  # "周三那个航班刚值完机 MU5173" after "下周三回老家 航班MU5137": the booking told again, right
+    if _MOVED_TO.search(newer) and _moves_the_amount(newer, older):
+        return True  # "landlord bumped the rent to 1650" after "my rent is fifteen hundred a month"
     if (lasting or explicit or changed) and corrects(newer, older, explicit=explicit or changed,
                                                      twins=explicit or flipped):
         return True
@@ -227,7 +230,37 @@ def supersedes_text(newer: str, older: str) -> bool:
 
 
 # Two legs of one journey, two codes that may well look alike: not one booking told again.
-_OTHER_LEG = re.compile(r"\b(?:return|outbound|inbound|connecting|connection|layover)\b|回程|返程|去程|转机|中转", re.IGNORECASE)
+_OTHER_LEG = re.compile(r"\b(?:return|outbound|inbound|connecting|connection|layover|flying back|fly back|back home)\b|"
+                        r"回程|返程|去程|转机|中转|飞回", re.IGNORECASE)
+# When a booking is for: a weekday (上/下/这 dropped: 下周三 is 周三), a relative week or month, a date.
+_WHEN = re.compile(r"(?:周|星期|礼拜)[一二三四五六日天]|(?:上|下|这)(?:个)?(?:周|星期|礼拜|月)(?![一二三四五六日天])|"
+                   r"\d+月\d+[日号]|\d+[日号]|今天|明天|昨天|后天|"
+                   r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|\b(?:today|tomorrow|yesterday)\b|"
+                   r"\b(?:next|last|this) (?:week|month)\b|\bthe \d+(?:st|nd|rd|th)\b", re.IGNORECASE)
+_WEEKDAY_ZH = re.compile(r"(?:星期|礼拜)")
+
+
+def _other_days(newer: str, older: str) -> bool:
+    """Both name when, and never the same time: two bookings ("周五飞上海坐CA1831" / "周日回北京
+    坐CA1832"; "Friday" / "Sunday"), not one told again."""
+    def when(text: str) -> set[str]:
+        return {_WEEKDAY_ZH.sub("周", m.group(0).lower()).replace("天", "日") for m in _WHEN.finditer(text)}
+    a, b = when(newer), when(older)
+    return bool(a) and bool(b) and not a & b
+
+
+# An amount moved ("bumped the rent to 1650", "raised my salary to 68k", "涨到"): a new value of
+# the amount the older statement gives, of the same thing (a shared word), not of a price
+# someone else sets ("Vodafone raised the price to £25" after "I'm on giffgaff": no amount there).
+_MOVED_TO = re.compile(r"\bbumped (?:it |(?:the|my|our) \w+ )?(?:up )?to\b|\braised (?:it |(?:the|my|our) \w+ )?to\b|"
+                       r"\bhiked (?:it |(?:the|my|our) \w+ )?to\b|\bwent up to\b|\bincreased to\b|\bdropped to\b|"
+                       r"\breduced to\b|\bcut to\b|\blowered to\b", re.IGNORECASE)
+
+
+def _moves_the_amount(newer: str, older: str) -> bool:
+    sn, so = signature(newer), signature(older)
+    return bool(so.numbers) and bool(sn.numbers - so.numbers) and bool(specific_words(newer) & specific_words(older)) \
+        and _same_owner(newer, older)
 # The older statement was never true: a test or a diagnosis that was wrong.
 _NEVER_SO = re.compile(r"\bfalse positive\b|\bmisdiagnos\w*|误判|误诊", re.IGNORECASE)
 _NOT_NEVER_SO = re.compile(r"\b(?:not|n't|never)\s+(?:\w+\s+)?(?:a\s+)?(?:false positive|misdiagnos\w*)|(?:不是|并非|没有|没)误[判诊]",
