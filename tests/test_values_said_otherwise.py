@@ -215,3 +215,11 @@ def test_a_few_people_inside_a_statement_asks_nothing(clause: str) -> None:
 def test_a_round_amount_in_characters_is_a_value() -> None:
     assert signature("我月薪三万").numbers == {"30000"}
     assert signature("打算五一去东京玩").numbers == frozenset()  # 五一 is May Day
+
+
+def test_a_day_in_characters_said_again_ties_a_restatement() -> None:
+    """Cutting numerals out of the frame (六 / 百度) must not cut them out of what a restatement
+    shares: "十八号" said again is the same wedding (it had become two memories)."""
+    from memory_core.llm.offline.slots import supersedes_text
+
+    assert supersedes_text("小雨婚礼我当伴娘 十八号 得提前去试伴娘服", "我闺蜜小雨下个月十八号结婚")

@@ -266,13 +266,14 @@ def _number_word_tokens() -> frozenset[str]:
     return frozenset(t.lower() for t in keyword_tokens(" ".join(words)))
 
 
-def content_tokens(text: str) -> frozenset[str]:
+def content_tokens(text: str, cut_numerals: bool = False) -> frozenset[str]:
     """Keyword tokens of ``text`` that carry meaning (numbers and codes left out: the
     signature compares those)."""
     sig = signature(text)
     out = set()
-    # Chinese numerals cut out first: jieba reads "六百度" as 六 / 百度 (the firm)
-    for token in keyword_tokens(_ZH_NUMBER.sub(" ", text) if _ZH_NUMBER.search(text) else text):
+    # With ``cut_numerals`` (a frame), Chinese numerals are cut out first: jieba reads "六百度" as
+    # 六 / 百度 (the firm). The words a restatement shares keep them ("十八号" said again is said again).
+    for token in keyword_tokens(_ZH_NUMBER.sub(" ", text) if cut_numerals and _ZH_NUMBER.search(text) else text):
         low = token.lower()
         if re.fullmatch(r"[+-]?\d+(?:\.\d+)?", low) or low in sig.codes or low in _number_word_tokens():
             continue  # "fifteen hundred" is a value, as "1500" is: no shared frame word
@@ -569,6 +570,6 @@ _FRAME_NOISE = frozenset("""now actual actually sorry meant mean correction wron
 
 
 def _frame(text: str) -> frozenset[str]:
-    tokens = content_tokens(text)
+    tokens = content_tokens(text, cut_numerals=True)
     return frozenset(t for t in tokens if t not in _FRAME_NOISE and not NEGATION_RE.fullmatch(t)
                      and t not in {"not", "no", "never", "不", "没", "没有", "别"})
