@@ -24,6 +24,8 @@ from functools import lru_cache
 from memory_core.text.entities import extract_entities
 from memory_core.text.intent import statement_part
 from memory_core.text.keywords import keyword_tokens, stem
+from memory_core.text.numbers import (ANY_NUMBER_WORD, EN_COMPOUND, NUMBER_WORDS, THOUSANDS, THOUSANDS_SHORT, ZH_NUMBER,
+                                       en_compound, number_word_tokens, plain, zh_number, zh_numbers)
 from memory_core.text.subject import PERSON_NOUNS_EN, PERSON_NOUNS_ZH, person_key
 
 _I = re.IGNORECASE
@@ -48,24 +50,6 @@ def negations(text: str) -> int:
     return len(NEGATION_RE.findall(NEGATION_IDIOMS_RE.sub(" ", text)))
 
 
-_EN_NUMBER_WORDS = {w: str(i) for i, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-    "seventeen eighteen nineteen twenty".split())}
-_EN_NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70",
-                         "eighty": "80", "ninety": "90", "hundred": "100", "a dozen": "12", "dozen": "12",
-                         "twice": "2", "once": "1", "both": "2", "couple": "2", "single": "1"})
-_ZH_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
-_ZH_RUN = "零〇一二两三四五六七八九十百千万"
-_ZH_NUMBER = re.compile(
-    rf"(?<![{_ZH_RUN}])(?:"
-    # a number with its unit: 三个, 二十八岁, 两千五百块
-    rf"[一二两三四五六七八九十][{_ZH_RUN}]*(?=[个只岁条位口年月天周次件本台辆套间楼层号点分块元斤公里米克人名])|"
-    # degrees with a ten, hundred or thousand in them (六百度, 三十八度): 一度 is "for a while", 百度 a firm
-    rf"[一二两三四五六七八九十][{_ZH_RUN}]*[十百千][{_ZH_RUN}]*(?=度)|"
-    # the spoken short form, the unit after the last digit left out: 两千五 (2500), 六百五 (650), 一万二
-    rf"[一二两三四五六七八九][万千百][一二两三四五六七八九](?![{_ZH_RUN}])|"
-    # a round amount ending in its unit: 月薪三万, 两千, 五百 (not 千万 / 万一: a digit opens it)
-    rf"[一二两三四五六七八九][{_ZH_RUN}]*[百千万](?![{_ZH_RUN}]))")
 _CODE = re.compile(r"\b(?:UTC|GMT)\s?[+-]\s?\d{1,2}(?::\d\d)?(?!\d)|"  # a time zone: UTC+3 and UTC-3 differ
                    # a code, with a capital group after it that belongs to it (plates, postcodes: KJ21 XPT, SW1A 1AA)
                    r"(?<![A-Za-z\d])(?=[\w\-]*[A-Za-z])(?=[\w\-]*\d)[A-Za-z\d][\w\-]*[A-Za-z\d](?:\s[A-Z\d]{2,4}(?![\w]))?|"
@@ -101,35 +85,6 @@ _OWN_SLIP = re.compile(r"\bsorry\b[^.!?]{0,25}\bmeant\b|\bi meant\b|\bcorrection
                        r"说错了|记错了|写错了|打错了|搞错了|弄错了|[说写打看弄搞记]反了|看错|看岔|记岔|记混|搞混|弄混|更正|纠正|我是说", _I)
 
 
-def _zh_number(word: str) -> str:
-    """Chinese numerals as digits ("十二" -> "12", "两" -> "2", "六百五十" -> "650"), with the
-    spoken short form that leaves the last unit out ("两千五" -> "2500", "一万二" -> "12000")."""
-    return str(_zh_value(word))
-
-
-def _zh_value(word: str, short_unit: int = 0) -> int:
-    if "万" in word:
-        head, _, tail = word.partition("万")
-        return (_zh_value(head) if head else 1) * 10000 + (_zh_value(tail, 1000) if tail else 0)
-    if short_unit and len(word) == 1 and word in _ZH_DIGITS:
-        return _ZH_DIGITS[word] * short_unit  # "一万二": the digit after 万 counts thousands
-    total, current = 0, 0
-    for ch in word:
-        if ch in _ZH_DIGITS:
-            current = _ZH_DIGITS[ch]
-        else:
-            unit = {"十": 10, "百": 100, "千": 1000}[ch]
-            total += (current or 1) * unit
-            current = 0
-    if current and len(word) > 1 and word[-2] in "百千":
-        return total + current * {"百": 10, "千": 100}[word[-2]]  # "六百五": fifty, not five
-    return total + current
-
-
-# Compiled once (``signature`` tried 35 pattern strings per text through re's cache).
-_NUMBER_WORDS = tuple((re.compile(rf"\b{word}\b", _I), digits) for word, digits in _EN_NUMBER_WORDS.items())
-# Matches wherever one of them does: most texts name no number word, and one search tells.
-_ANY_NUMBER_WORD = re.compile(r"\b(?:" + "|".join(_EN_NUMBER_WORDS) + r")\b", _I)
 _SPACES = re.compile(r"\s+")
 _LEADING_NUMBER = re.compile(r"[+-]?\d+(?:\.\d+)?")
 _SIGNED_DIGIT = re.compile(r"[+-]?\d")
@@ -154,42 +109,9 @@ class FactSignature:
         return self.numbers | self.codes | self.grades | self.days
 
 
-_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
-_THOUSANDS_SHORT = re.compile(r"(?<![\w.])(?!401k)(\d+(?:\.\d+)?)\s?k\b", _I)  # not the 401k plan
-_EN_UNITS = {w: int(d) for w, d in _EN_NUMBER_WORDS.items() if d.isdigit() and " " not in w
-             and w not in ("twice", "once", "both", "couple", "single", "dozen", "hundred")}
-_EN_UNIT_WORD = r"(?:" + "|".join(sorted(_EN_UNITS, key=len, reverse=True)) + r")"
-# A run of number words that is one amount: with hundred / thousand / grand, or tens-units.
-_EN_TENS_UNITS = r"(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)-(?:one|two|three|four|five|six|seven|eight|nine)"
-_EN_COMPOUND = re.compile(
-    rf"\b(?:(?:{_EN_TENS_UNITS}|{_EN_UNIT_WORD})[\s-]+)?(?:hundred|thousand|grand)(?:[\s-]+(?:and[\s-]+)?"
-    rf"(?:{_EN_TENS_UNITS}|{_EN_UNIT_WORD})(?:[\s-]+{_EN_UNIT_WORD})?(?:[\s-]+(?:hundred|thousand))?)*\b|\b{_EN_TENS_UNITS}\b", _I)
-
-
-def _plain(value: float) -> str:
-    return str(int(value)) if value == int(value) else str(value)
-
-
-def _en_compound(words: str) -> int | None:
-    """The amount an English number-word run says ("fifteen hundred" -> 1500, "two grand" -> 2000,
-    "three thousand two hundred" -> 3200, "twenty-five" -> 25); None when it holds no number."""
-    total, current, seen = 0, 0, False
-    for word in re.split(r"[\s-]+", words.lower()):
-        if word in _EN_UNITS:
-            current += _EN_UNITS[word]
-            seen = True
-        elif word == "hundred":
-            current = (current or 1) * 100
-            seen = True
-        elif word in ("thousand", "grand"):
-            total += (current or 1) * 1000
-            current, seen = 0, True
-    return total + current if seen else None
-
-
 @lru_cache(maxsize=8192)
 def signature(text: str) -> FactSignature:
-    amounts = [m.span() for m in _THOUSANDS_SHORT.finditer(text)]  # "1.5k" is 1500: no code "5k"
+    amounts = [m.span() for m in THOUSANDS_SHORT.finditer(text)]  # "1.5k" is 1500: no code "5k"
     code_matches = [m for m in _CODE.finditer(text) if not any(a <= m.start() < b for a, b in amounts)]
     codes = {m.group(0).lower() for m in code_matches}
     code_spans = [m.span() for m in code_matches]
@@ -199,23 +121,23 @@ def signature(text: str) -> FactSignature:
         if any(a <= m.start() < b for a, b in code_spans):
             continue
         # "1,450" is fourteen hundred and fifty; "3,5" a decimal comma
-        value = _THOUSANDS.sub("", _SPACES.sub("", m.group(0).lower())).replace(",", ".")
+        value = THOUSANDS.sub("", _SPACES.sub("", m.group(0).lower())).replace(",", ".")
         numbers.add(value)
-    for m in _THOUSANDS_SHORT.finditer(text):  # "1.5k", "2k"
-        numbers.add(_plain(float(m.group(1)) * 1000))
-    if _ANY_NUMBER_WORD.search(text):
+    for m in THOUSANDS_SHORT.finditer(text):  # "1.5k", "2k"
+        numbers.add(plain(float(m.group(1)) * 1000))
+    if ANY_NUMBER_WORD.search(text):
         # "fifteen hundred", "two grand", "twenty-five": one number, as English says amounts
         words_left = text
-        for m in _EN_COMPOUND.finditer(text):
-            value = _en_compound(m.group(0))
+        for m in EN_COMPOUND.finditer(text):
+            value = en_compound(m.group(0))
             if value is not None:
                 numbers.add(str(value))
                 words_left = words_left.replace(m.group(0), " ", 1)
-        for pattern, digits in _NUMBER_WORDS:
+        for pattern, digits in NUMBER_WORDS:
             if pattern.search(words_left):
                 numbers.add(digits)
-    for m in _ZH_NUMBER.finditer(text):
-        numbers.add(_zh_number(m.group(0)))
+    for m in ZH_NUMBER.finditer(text):
+        numbers.add(zh_number(m.group(0)))
     # "5 years" and "five years" are one number: compare the digits alone as well.
     bare = {_LEADING_NUMBER.match(n).group(0) for n in numbers if _SIGNED_DIGIT.match(n)}  # type: ignore[union-attr]
     grades = set()
@@ -259,13 +181,6 @@ def _entity_keys(text: str) -> set[str]:
 
 
 @lru_cache(maxsize=8192)
-@lru_cache(maxsize=1)
-def _number_word_tokens() -> frozenset[str]:
-    """English number words as the keyword tokenizer gives them (stemmed: "hundred" -> "hundr")."""
-    words = [w for w in _EN_UNITS if w not in ("one",)] + ["hundred", "thousand", "grand"]
-    return frozenset(t.lower() for t in keyword_tokens(" ".join(words)))
-
-
 def content_tokens(text: str, cut_numerals: bool = False) -> frozenset[str]:
     """Keyword tokens of ``text`` that carry meaning (numbers and codes left out: the
     signature compares those)."""
@@ -273,9 +188,9 @@ def content_tokens(text: str, cut_numerals: bool = False) -> frozenset[str]:
     out = set()
     # With ``cut_numerals`` (a frame), Chinese numerals are cut out first: jieba reads "六百度" as
     # 六 / 百度 (the firm). The words a restatement shares keep them ("十八号" said again is said again).
-    for token in keyword_tokens(_ZH_NUMBER.sub(" ", text) if cut_numerals and _ZH_NUMBER.search(text) else text):
+    for token in keyword_tokens(ZH_NUMBER.sub(" ", text) if cut_numerals and ZH_NUMBER.search(text) else text):
         low = token.lower()
-        if re.fullmatch(r"[+-]?\d+(?:\.\d+)?", low) or low in sig.codes or low in _number_word_tokens():
+        if re.fullmatch(r"[+-]?\d+(?:\.\d+)?", low) or low in sig.codes or low in number_word_tokens():
             continue  # "fifteen hundred" is a value, as "1500" is: no shared frame word
         out.add(low)
     return frozenset(out)
@@ -471,10 +386,6 @@ def _value_tokens(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
-def _zh_numbers(text: str) -> set[str]:
-    return {_zh_number(m.group(0)) for m in _ZH_NUMBER.finditer(text)}
-
-
 def _levenshtein(a: str, b: str) -> int:
     previous = list(range(len(b) + 1))
     for i, ca in enumerate(a, 1):
@@ -512,8 +423,8 @@ def twin_values(newer: str, older: str, words: bool = True, contained_only: bool
     ``contained_only`` keeps such a word only when one holds the other ("怕狗" / "不怕狗")."""
     # Codes as a whole too ("KJ21 XPT" -> "KJ21 XPF", "UTC+3" -> "UTC-3"), lower-cased.
     # Numbers written in characters as digits ("两千五" -> "2500", beside "一千五" -> "1500").
-    old_tokens = {t.lower() for t in _value_tokens(older)} | signature(older).codes | (_zh_numbers(older) if zh_numerals else set())
-    new_tokens = {t.lower() for t in _value_tokens(newer)} | signature(newer).codes | (_zh_numbers(newer) if zh_numerals else set())
+    old_tokens = {t.lower() for t in _value_tokens(older)} | signature(older).codes | (zh_numbers(older) if zh_numerals else set())
+    new_tokens = {t.lower() for t in _value_tokens(newer)} | signature(newer).codes | (zh_numbers(newer) if zh_numerals else set())
     gone, came = old_tokens - new_tokens, new_tokens - old_tokens
     for o in gone:
         for n in came:
