@@ -223,3 +223,22 @@ def test_a_day_in_characters_said_again_ties_a_restatement() -> None:
     from memory_core.llm.offline.slots import supersedes_text
 
     assert supersedes_text("小雨婚礼我当伴娘 十八号 得提前去试伴娘服", "我闺蜜小雨下个月十八号结婚")
+
+
+# From a second review: an amount moves only when the thing is named and the older statement gives
+# it an amount (a gym fee, a team's size, a promotion moved none of the user's amounts); counts in
+# characters are cut from a frame with their counter (三千人 / 两千人 share no "人"); a day said
+# relatively ("今天值机了") or a booking said to be wrong ("订错了") is no other booking.
+@pytest.mark.parametrize("older, newer, replaces", [
+    ("I save 500 a month", "the gym bumped the fee to 60 a month", False),
+    ("I've been on the team for 3 years", "the team increased to 12 people", False),
+    ("I manage a team of 8 and my salary is 90k", "the team grew and I got bumped up to senior, team increased to 12 people", False),
+    ("my salary is 62k", "they raised my salary to 68k!!", True),
+    ("我们部门有两千人", "公司有三千人", False),
+    ("下周三回老家 航班MU5137", "今天值机了 MU5173", True),
+    ("周四飞上海 航班CA1831", "订错了 航班是周五的CA1832", True),
+])
+def test_a_second_look_at_amounts_and_bookings(older: str, newer: str, replaces: bool) -> None:
+    from memory_core.llm.offline.slots import supersedes_text
+
+    assert supersedes_text(newer, older) is replaces

@@ -24,7 +24,7 @@ from functools import lru_cache
 from memory_core.text.entities import extract_entities
 from memory_core.text.intent import statement_part
 from memory_core.text.keywords import keyword_tokens, stem
-from memory_core.text.numbers import (ANY_NUMBER_WORD, EN_COMPOUND, NUMBER_WORDS, THOUSANDS, THOUSANDS_SHORT, ZH_NUMBER,
+from memory_core.text.numbers import (ANY_NUMBER_WORD, EN_COMPOUND, NUMBER_WORDS, THOUSANDS, THOUSANDS_SHORT, ZH_AMOUNT, ZH_NUMBER,
                                        en_compound, number_word_tokens, plain, zh_number, zh_numbers)
 from memory_core.text.subject import PERSON_NOUNS_EN, PERSON_NOUNS_ZH, person_key
 
@@ -70,7 +70,7 @@ _CORRECTION_MARKER = re.compile(
     r"\b(?:i meant|i mean|correction|actually|my mistake|typo|not \S+ but|wrong|rather)\b|"
     r"\b(?:mixed (?:it |them )?up|had it wrong|got it wrong|had (?:the|it) \w+ wrong|swapped|typo'?d|misspel\w*|wait,? no|"
     r"mis(?:read|heard|typed))\b|(?<!not a )(?<!n't a )\b(?:misdiagnos\w*|false positive)\b|(?<!不是)(?<!并非)误[判诊]|"
-    r"说错了|打错了|写错了|记错了|记反|[说写打看弄搞]反了|看错|看岔|记岔|记混|搞混|弄混|看花眼|搞错|弄错|更正|纠正|其实是|其实|应该是|"
+    r"说错了|打错了|写错了|记错了|订错|买错|填错|约错|记反|[说写打看弄搞]反了|看错|看岔|记岔|记混|搞混|弄混|看花眼|搞错|弄错|更正|纠正|其实是|其实|应该是|"
     r"不是[^，。]{1,12}而?是|改一下|改成|我是说|不对|"
     # "the code isn't 4821, it's 4827": a value named to be rejected, then the right one
     r"\b(?:isn'?t|is not|wasn'?t|was not|not)\s+(?:the\s+)?(?=[\w\-.]*\d)[\w\-.]*\w\W{0,3}\s*(?:it'?s|it is|it was|its)\s+"
@@ -188,7 +188,7 @@ def content_tokens(text: str, cut_numerals: bool = False) -> frozenset[str]:
     out = set()
     # With ``cut_numerals`` (a frame), Chinese numerals are cut out first: jieba reads "六百度" as
     # 六 / 百度 (the firm). The words a restatement shares keep them ("十八号" said again is said again).
-    for token in keyword_tokens(ZH_NUMBER.sub(" ", text) if cut_numerals and ZH_NUMBER.search(text) else text):
+    for token in keyword_tokens(ZH_AMOUNT.sub(" ", text) if cut_numerals and ZH_NUMBER.search(text) else text):
         low = token.lower()
         if re.fullmatch(r"[+-]?\d+(?:\.\d+)?", low) or low in sig.codes or low in number_word_tokens():
             continue  # "fifteen hundred" is a value, as "1500" is: no shared frame word

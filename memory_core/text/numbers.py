@@ -106,3 +106,7 @@ def number_word_tokens() -> frozenset[str]:
 
 def zh_numbers(text: str) -> set[str]:
     return {zh_number(m.group(0)) for m in ZH_NUMBER.finditer(text)}
+
+# A numeral with its unit or counter (cut together from a frame: "三千人" leaves no "人" that two
+# unrelated counts would share).
+ZH_AMOUNT = re.compile(rf"(?:{ZH_NUMBER.pattern})(?:公里|千米|公斤|千克|平米|[个只岁条位口年月天周次件本台辆套间楼层号点分块元斤米克人名度])?")

@@ -213,9 +213,9 @@ def supersedes_text(newer: str, older: str) -> bool:
     # 今年不回了" corrects no "每年都给同事带橙子").
     flipped = signature(newer).polarity != signature(older).polarity
     if twin_codes(newer, older) and specific_words(newer) & specific_words(older) and not _OTHER_LEG.search(newer + older) \
-            and not _other_days(newer, older):
+            and (explicit or not _other_days(newer, older)):
         return True  # "周三那个航班刚值完机 MU5173" after "下周三回老家 航班MU5137": the booking told again, right
-    if _MOVED_TO.search(newer) and _moves_the_amount(newer, older):
+    if _moves_the_amount(newer, older):
         return True  # "landlord bumped the rent to 1650" after "my rent is fifteen hundred a month"
     if (lasting or explicit or changed) and corrects(newer, older, explicit=explicit or changed,
                                                      twins=explicit or flipped):
@@ -238,29 +238,43 @@ _WHEN = re.compile(r"(?:周|星期|礼拜)[一二三四五六日天]|(?:上|下|
                    r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|\b(?:today|tomorrow|yesterday)\b|"
                    r"\b(?:next|last|this) (?:week|month)\b|\bthe \d+(?:st|nd|rd|th)\b", re.IGNORECASE)
 _WEEKDAY_ZH = re.compile(r"(?:星期|礼拜)")
+_RELATIVE_DAYS = frozenset({"今日", "明日", "昨日", "后日", "today", "tomorrow", "yesterday"})
 
 
 def _other_days(newer: str, older: str) -> bool:
     """Both name when, and never the same time: two bookings ("周五飞上海坐CA1831" / "周日回北京
     坐CA1832"; "Friday" / "Sunday"), not one told again."""
     def when(text: str) -> set[str]:
-        return {_WEEKDAY_ZH.sub("周", m.group(0).lower()).replace("天", "日") for m in _WHEN.finditer(text)}
+        found = {_WEEKDAY_ZH.sub("周", m.group(0).lower()).replace("天", "日") for m in _WHEN.finditer(text)}
+        return found - _RELATIVE_DAYS  # "今天值机了" may be that Wednesday: no date to tell by
     a, b = when(newer), when(older)
     return bool(a) and bool(b) and not a & b
 
 
-# An amount moved ("bumped the rent to 1650", "raised my salary to 68k", "涨到"): a new value of
-# the amount the older statement gives, of the same thing (a shared word), not of a price
-# someone else sets ("Vodafone raised the price to £25" after "I'm on giffgaff": no amount there).
-_MOVED_TO = re.compile(r"\bbumped (?:it |(?:the|my|our) \w+ )?(?:up )?to\b|\braised (?:it |(?:the|my|our) \w+ )?to\b|"
-                       r"\bhiked (?:it |(?:the|my|our) \w+ )?to\b|\bwent up to\b|\bincreased to\b|\bdropped to\b|"
-                       r"\breduced to\b|\bcut to\b|\blowered to\b", re.IGNORECASE)
+# An amount moved, its thing named ("bumped the rent to 1650", "raised my salary to 68k"): a new
+# value of the amount the older statement gives that thing ("my rent is fifteen hundred a month"),
+# not of a price someone else sets ("Vodafone raised the price to £25" after "I'm on giffgaff"),
+# nor a team or a fee the older one gives no amount of.
+_MOVED_TO = re.compile(r"\b(?:bumped|raised|hiked|upped|increased|cut|lowered|reduced)\s+(?:up\s+)?(?:the|my|our)\s+(\w+)\s+"
+                       r"(?:up\s+)?to\b", re.IGNORECASE)
+_DURATION = re.compile(r"^\s*(?:years?|yrs?|months?|weeks?|days?|hours?|hrs?|minutes?|mins?|people|persons?)\b", re.IGNORECASE)
 
 
 def _moves_the_amount(newer: str, older: str) -> bool:
+    moved = _MOVED_TO.search(newer)
+    if moved is None or not _same_owner(newer, older):
+        return False
+    noun = moved.group(1).lower()
     sn, so = signature(newer), signature(older)
-    return bool(so.numbers) and bool(sn.numbers - so.numbers) and bool(specific_words(newer) & specific_words(older)) \
-        and _same_owner(newer, older)
+    if not sn.numbers - so.numbers:
+        return False
+    for m in re.finditer(rf"\b{re.escape(noun)}\b", older, re.IGNORECASE):
+        window = " ".join(older[m.end():].split()[:4])  # "rent is fifteen hundred a", "salary is 62k"
+        number = re.search(r"\d[\d,.]*k?|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+                           r"fifteen|twenty|thirty|forty|fifty|hundred|thousand|grand)\b", window, re.IGNORECASE)
+        if number and not _DURATION.search(window[number.end():]):
+            return True
+    return False
 # The older statement was never true: a test or a diagnosis that was wrong.
 _NEVER_SO = re.compile(r"\bfalse positive\b|\bmisdiagnos\w*|误判|误诊", re.IGNORECASE)
 _NOT_NEVER_SO = re.compile(r"\b(?:not|n't|never)\s+(?:\w+\s+)?(?:a\s+)?(?:false positive|misdiagnos\w*)|(?:不是|并非|没有|没)误[判诊]",
