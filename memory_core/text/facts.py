@@ -24,8 +24,8 @@ from functools import lru_cache
 from memory_core.text.entities import extract_entities
 from memory_core.text.intent import statement_part
 from memory_core.text.keywords import keyword_tokens, stem
-from memory_core.text.numbers import (ANY_NUMBER_WORD, EN_COMPOUND, NUMBER_WORDS, THOUSANDS, THOUSANDS_SHORT, ZH_AMOUNT, ZH_NUMBER,
-                                       en_compound, number_word_tokens, plain, zh_number, zh_numbers)
+from memory_core.text.numbers import (THOUSANDS, THOUSANDS_SHORT, ZH_AMOUNT, ZH_NUMBER, number_word_tokens, plain,
+                                       spelled_numbers, zh_numbers)
 from memory_core.text.subject import PERSON_NOUNS_EN, PERSON_NOUNS_ZH, person_key
 
 _I = re.IGNORECASE
@@ -111,7 +111,8 @@ class FactSignature:
 
 @lru_cache(maxsize=8192)
 def signature(text: str) -> FactSignature:
-    amounts = [m.span() for m in THOUSANDS_SHORT.finditer(text)]  # "1.5k" is 1500: no code "5k"
+    shorts = list(THOUSANDS_SHORT.finditer(text))  # "1.5k", "2k"
+    amounts = [m.span() for m in shorts]  # "1.5k" is 1500: no code "5k"
     code_matches = [m for m in _CODE.finditer(text) if not any(a <= m.start() < b for a, b in amounts)]
     codes = {m.group(0).lower() for m in code_matches}
     code_spans = [m.span() for m in code_matches]
@@ -123,21 +124,8 @@ def signature(text: str) -> FactSignature:
         # "1,450" is fourteen hundred and fifty; "3,5" a decimal comma
         value = THOUSANDS.sub("", _SPACES.sub("", m.group(0).lower())).replace(",", ".")
         numbers.add(value)
-    for m in THOUSANDS_SHORT.finditer(text):  # "1.5k", "2k"
-        numbers.add(plain(float(m.group(1)) * 1000))
-    if ANY_NUMBER_WORD.search(text):
-        # "fifteen hundred", "two grand", "twenty-five": one number, as English says amounts
-        words_left = text
-        for m in EN_COMPOUND.finditer(text):
-            value = en_compound(m.group(0))
-            if value is not None:
-                numbers.add(str(value))
-                words_left = words_left.replace(m.group(0), " ", 1)
-        for pattern, digits in NUMBER_WORDS:
-            if pattern.search(words_left):
-                numbers.add(digits)
-    for m in ZH_NUMBER.finditer(text):
-        numbers.add(zh_number(m.group(0)))
+    numbers.update(plain(float(m.group(1)) * 1000) for m in shorts)
+    numbers |= spelled_numbers(text)  # "fifteen hundred", "two grand", "六百五十度"
     # "5 years" and "five years" are one number: compare the digits alone as well.
     bare = {_LEADING_NUMBER.match(n).group(0) for n in numbers if _SIGNED_DIGIT.match(n)}  # type: ignore[union-attr]
     grades = set()

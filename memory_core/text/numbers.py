@@ -110,3 +110,22 @@ def zh_numbers(text: str) -> set[str]:
 # A numeral with its unit or counter (cut together from a frame: "三千人" leaves no "人" that two
 # unrelated counts would share).
 ZH_AMOUNT = re.compile(rf"(?:{ZH_NUMBER.pattern})(?:公里|千米|公斤|千克|平米|[个只岁条位口年月天周次件本台辆套间楼层号点分块元斤米克人名度])?")
+
+
+def spelled_numbers(text: str) -> set[str]:
+    """The numbers ``text`` writes in words or characters, as digits: English amounts ("fifteen
+    hundred" -> "1500", a compound read as one number, its words then not read alone) and single
+    number words ("twice" -> "2"), and Chinese numerals ("六百五十度" -> "650")."""
+    numbers: set[str] = set()
+    if ANY_NUMBER_WORD.search(text):
+        words_left = text
+        for m in EN_COMPOUND.finditer(text):
+            value = en_compound(m.group(0))
+            if value is not None:
+                numbers.add(str(value))
+                words_left = words_left.replace(m.group(0), " ", 1)
+        for pattern, digits in NUMBER_WORDS:
+            if pattern.search(words_left):
+                numbers.add(digits)
+    numbers.update(zh_number(m.group(0)) for m in ZH_NUMBER.finditer(text))
+    return numbers

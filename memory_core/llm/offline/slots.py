@@ -275,6 +275,8 @@ def _moves_the_amount(newer: str, older: str) -> bool:
         if number and not _DURATION.search(window[number.end():]):
             return True
     return False
+
+
 # The older statement was never true: a test or a diagnosis that was wrong.
 _NEVER_SO = re.compile(r"\bfalse positive\b|\bmisdiagnos\w*|误判|误诊", re.IGNORECASE)
 _NOT_NEVER_SO = re.compile(r"\b(?:not|n't|never)\s+(?:\w+\s+)?(?:a\s+)?(?:false positive|misdiagnos\w*)|(?:不是|并非|没有|没)误[判诊]",

@@ -12,8 +12,8 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from memory_core.llm.offline.updates import (_CLAUSES, _adds, _entities, _states_a_fact, lexicon_patterns, same_word,
-                                             specific_words)
+from memory_core.llm.offline.updates import (SPAN_WITHOUT_EN, _CLAUSES, _adds, _entities, _states_a_fact, lexicon_patterns,
+                                             same_word, specific_words)
 from memory_core.text.constraints import constraint_kind, revokes_a_diet
 from memory_core.text.facts import negations, says_change, statement_words
 from memory_core.text.subject import subject_of
@@ -30,8 +30,7 @@ _STOPPED = re.compile(r"停了|停药|戒了|戒掉|戒\w{1,2}了|不再|放弃�
                       r"(?:[两三四五六七八九十几多]|\d+|半)(?:个)?(?:周|星期|礼拜|月|年)(?:多)?(?:都|了)?(?:没|不)(?:碰|抽|喝|吃|沾|去)|"
                       r"(?:一|1)(?:个)?(?:月|年)(?:多)?(?:都|了)?(?:没|不)(?:碰|抽|喝|吃|沾|去)|"
                       r"\b(?:weeks?|months?|years?)\s+(?:\w+-)?free\b|"
-                      r"\b(?:haven'?t|hasn'?t|have not|has not)\b[^.!?]{0,30}\b(?:in|for)\s+(?:(?:\d+|a|an|two|three|four|five|six|"
-                      r"several|many|a few|over a|over)\s*)?(?:weeks|months?|years?)\b", _I)
+                      r"\b(?:haven'?t|hasn'?t|have not|has not)\b" + SPAN_WITHOUT_EN, _I)
 # Words that say one lacks the state without a negation: "我是旱鸭子" (cannot swim), "teetotal".
 _PAST = re.compile(r"以前|曾经|原来|小时候|\bused to\b|\bwas\b|\bwere\b|\bonce\b", _I)
 _LACKS = re.compile(r"旱鸭子|不会游|\bnon-?swimmer\b|\bteetotal(?:ler|er)?\b|\bnon-?smoker\b|\bnon-?drinker\b", _I)

@@ -296,8 +296,10 @@ def restates(newer: str, older: str) -> bool:
 
 
 _FIRST_OR_THIRD = re.compile(r"\b(?:I|I'm|I've|I'd|my|me|mine|we|our|us)\b|我|\b(?:he|she|they|his|her|their)\b|他|她", _I)
-_EN_SPAN_DROPPED = re.compile(r"^\W*(?:(?:so|and|ok|okay|well|oh|finally|officially)\W+)*(?:haven'?t\b[^.!?]{0,30}\b(?:in|for)\s+"
-                              r"(?:(?:\d+|a|an|two|three|four|five|six|several|many|a few|over a|over)\s*)?(?:weeks|months?|years?)\b|"
+# A span of weeks or more gone by without something, after "haven't": "... had a drink in weeks".
+SPAN_WITHOUT_EN = (r"[^.!?]{0,30}\b(?:in|for)\s+(?:(?:\d+|a|an|two|three|four|five|six|several|many|a few|over a|over)\s*)?"
+                   r"(?:weeks|months?|years?)\b")
+_EN_SPAN_DROPPED = re.compile(r"^\W*(?:(?:so|and|ok|okay|well|oh|finally|officially)\W+)*(?:haven'?t\b" + SPAN_WITHOUT_EN + r"|"
                               r"(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|a few)\s+(?:days?|weeks?|months?|years?)\s+"
                               r"(?:\w+-free|clean|sober)\b)", _I)
 _REACTION_OPENING = re.compile(r"^\W*(?:wow|awesome|great|cool|nice|congrats|congratulations|sorry|thanks|thank you|glad|"
