@@ -27,7 +27,7 @@ from bench.truth.runner import mentions, suggestions_part
 from memory_core.llm.offline.slots import supersedes_text
 from memory_core.text.constraints import constraint_kind
 from tests.conftest import backend_engine_fixture
-from tests.test_truth_over_time import START, User
+from tests.test_truth_over_time import START, User, assert_replaced
 
 engine = backend_engine_fixture("states-other-words", START)
 
@@ -68,18 +68,14 @@ def test_a_state_ended_in_other_words(older: str, newer: str, ends: bool) -> Non
 @pytest.mark.parametrize("older, newer, query, value, stale", [
     ("我烟瘾挺大的 一天一包 戒过两次都没戒掉", "报告一下 已经三个月没碰烟了 口香糖嚼得腮帮子疼 但是值",
      "我现在还抽烟吗 体检表要填", "没碰烟", "一天一包"),
-    ("I smoke about a pack a day, have for years", "3 months smoke-free as of today! the patches actually worked",
+    ("I smoke about a pack a day, for years now", "3 months smoke-free as of today! the patches actually worked",
      "do I smoke? filling in a health form", "smoke-free", "pack a day"),
     ("国庆打算带娃去三亚 酒店机票都订好了 就等放假", "三亚那趟退了 娃月考考砸了 他爸说国庆哪都别去在家补课 我服了",
      "国庆我们去三亚吗", "退了", "就等放假"),
 ])
 def test_the_ended_state_is_not_current(engine, older: str, newer: str, query: str,  # type: ignore[no-untyped-def]
                                         value: str, stale: str) -> None:
-    user = User(engine)
-    user.says(older)
-    user.says(newer, days=90)
-    assert not [m for m in user.active() if stale in m]
-    assert value in user.top(query)
+    assert_replaced(User(engine), older, newer, 90, query, value, stale)
 
 
 @pytest.mark.parametrize("rule, request_, forbidden", [

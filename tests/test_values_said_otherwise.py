@@ -24,7 +24,7 @@ from memory_core.llm.offline.reply import answer_sentence
 from memory_core.text.facts import says_correction, signature
 from memory_core.text.intent import clause_kind
 from tests.conftest import backend_engine_fixture
-from tests.test_truth_over_time import START, User
+from tests.test_truth_over_time import START, User, assert_replaced
 
 engine = backend_engine_fixture("values-said-otherwise", START)
 
@@ -72,11 +72,7 @@ def test_the_offline_answer_does_not_stop_at_the_rejected_value() -> None:
 ])
 def test_a_value_said_otherwise_replaces_the_old_one(engine, older: str, newer: str, query: str,  # type: ignore[no-untyped-def]
                                                      value: str, stale: str) -> None:
-    user = User(engine)
-    user.says(older)
-    user.says(newer, days=30)
-    assert not [m for m in user.active() if stale in m]
-    assert value in user.top(query)
+    assert_replaced(User(engine), older, newer, 30, query, value, stale)
 
 
 @pytest.mark.parametrize("fact, question, query, value", [
