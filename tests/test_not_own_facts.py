@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import pytest
 
+from memory_core.text.intent import statement_part
+
 from tests.test_truth_over_time import START, User
 from tests.conftest import backend_engine_fixture
 
@@ -71,6 +73,23 @@ def test_a_wish_neither_replaces_nor_outranks_the_fact(engine, fact: str, wish: 
     assert remembered.replaced_contents == []
     assert value in first(user, asked)
     assert fact in user.active()
+
+
+@pytest.mark.parametrize("fact, asked_if, asked, value, supposed", [
+    ("我在北京朝阳租房 双井那边", "要是搬去天津住 每天坐高铁来北京上班 现实吗", "我现在住哪个区", "朝阳", "天津"),
+    ("I rent a flat in Leeds, near the station", "if I moved to York, commuting to Leeds every day, would that be crazy?",
+     "where do I live?", "Leeds", "York"),
+])
+def test_a_question_about_a_what_if_stores_none_of_it(engine, fact: str, asked_if: str, asked: str,  # type: ignore[no-untyped-def]
+                                                      value: str, supposed: str) -> None:
+    # every clause between the condition and the question is supposed: "每天坐高铁来北京上班" (a
+    # routine, rated to last) was kept from it as a fact once
+    assert statement_part(asked_if) == ""
+    user = User(engine)
+    user.says(fact)
+    remembered = user.says(asked_if, days=30)
+    assert remembered.created == [] and user.active() == [fact]
+    assert value in first(user, asked) and supposed not in first(user, asked)
 
 
 # ---- questions and small talk are not facts, and small talk recalls nothing ----------------------

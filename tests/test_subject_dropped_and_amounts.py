@@ -32,6 +32,10 @@ engine = backend_engine_fixture("dropped-subject", START)
     ("was at the gym till 9, legs are dead", False), ("were up all night with the baby", False),
     ("was my flight delayed", True), ("had you heard about the strike", True), ("were they home", True),
     ("was the pharmacy open on sunday", True), ("had a great time?", True), ("does the pharmacy open on Sundays", True),
+    # an auxiliary before a preposition, a participle or "so" has no subject to invert
+    ("I smoke about a pack a day, have for years", False), ("have been vegan since 2019", False),
+    ("has been a rough week at work", False), ("did so twice last month", False),
+    ("have you been vegan long", True), ("is drop off before 8:30", True), ("have any of you tried it", True),
 ])
 def test_a_dropped_i_is_no_question(text: str, asks: bool) -> None:
     assert is_question(text) is asks

@@ -78,13 +78,20 @@ _EN_WH_QUESTION = re.compile(
     r"(?:what|where|when|who|whom|whose|which|why|how)(?:\s+(?!i\b|we\b|my\b|our\b)[a-z]+){0,3}?\s+"
     r"(?:is|are|was|were|do|does|did|can|could|should|would|will|have|has|had|am|shall|may|might)\b|"
     r"how (?:many|much|long|old|often|far|come)\b|(?:what|how) about\b)", _I)
+# Words that cannot open the subject of an inverted question ("have for years", "has been a while",
+# "did so twice"): after an opening auxiliary they mean a statement with its subject dropped.
+_NO_INVERTED_SUBJECT = (r"(?:for|since|in|at|on|to|from|with|until|till|about|been|done|gone|had|got|gotten|always|ever|"
+                        r"too|also|still|so|again|twice|once)\b")
 _EN_AUX_QUESTION = re.compile(
     r"^(?:so|and|but|ok|okay|hey|hi|well|um|oh)?[,\s]*"
     r"(?:(?:do|does|did|can|could|would|will|is|are|am|was|were|have|has|had|should|shall|may|might|"
     r"doesn't|didn't|can't|won't|isn't|aren't|wasn't|haven't|hasn't)\s+"
     r"(?:i|you|we|my|your|it|he|she|they|there|the|a|an|this|that|these|those|anyone|anybody|any|u)\b|"
-    # "is drop off before 8:30", "does the pharmacy open on Sundays": an opening auxiliary asks.
-    r"(?:is|are|does|do|did|was|were|has|have|can|will)\s+(?!not\b|never\b)[a-z]+\b)", _I)
+    # "is drop off before 8:30", "does the pharmacy open on Sundays": an opening auxiliary asks. An
+    # auxiliary followed by a preposition, a participle or an adverb of time has no subject to invert:
+    # its "I" was dropped ("I smoke a pack a day, have for years", "have been vegan since 2019").
+    r"(?:is|are|does|do|did|was|were|has|have|can|will)\s+(?!not\b|never\b|" + _NO_INVERTED_SUBJECT + r")[a-z]+\b)",
+    _I)
 # Without a question mark, "had" or "was" / "were" with no subject after it opens a statement whose
 # "I" was dropped, as people type: "had my follow-up with Dr Hale, she bumped the dose", "had a great
 # time at the beach", "was at the gym till 9". An inverted question names its subject next ("had you
@@ -346,6 +353,11 @@ _ASKED_TO_KEEP_ZH = re.compile(r"(?:请|麻烦)?你?(?:帮我|给我|替我)?(?:
                                r"(?:吧|哈|啊|呀)?[：:]?")
 
 
+# A sentence that opens with a condition and ends asking is one question about a what-if: the
+# clauses between ("每天坐高铁来北京上班") are part of what is supposed, not facts.
+_WHAT_IF_OPENING = re.compile(r"^\W*(?:要是|如果|假如|假设|万一|倘若|\bif\b|\bwhat if\b|\bsuppose\b|\bsupposing\b)", _I)
+
+
 @lru_cache(maxsize=8192)  # pure; the importance, constraint and conflict rules all ask it of one text
 def statement_part(text: str) -> str:
     """``text`` without its questions and requests ("" when nothing else is left).
@@ -376,6 +388,8 @@ def statement_part(text: str) -> str:
         if all(k == "statement" for k in kinds):
             kept.append(sentence)
             continue
+        if kinds[-1] != "statement" and _WHAT_IF_OPENING.match(clauses[0]):
+            continue  # "要是搬去天津住 每天坐高铁来北京上班 现实吗": every clause is the what-if asked about
         pieces: list[str] = []
         for index, (clause, kind) in enumerate(zip(clauses, kinds)):
             if kind != "statement" or not re.search(r"\w", clause):
