@@ -59,6 +59,32 @@ def test_a_lasting_fact_is_still_recalled_most_of_a_year_on(engine, fact: str, q
     assert value in user.top(query)
 
 
+@pytest.mark.parametrize("text, least", [
+    # tobacco and drink last and a doctor or a form asks about them; a routine lasts like a hobby
+    ("I smoke about a pack a day", 4), ("I vape, trying to cut down", 4), ("I'm a social smoker", 4),
+    ("我烟瘾挺大的 一天一包", 4), ("我不抽烟", 4),
+    ("I run every morning before work", 3), ("I drink 3 coffees a day", 3), ("我每周游泳三次", 3), ("我每天晨跑五公里", 3),
+])
+def test_a_habit_is_no_passing_remark(text: str, least: int) -> None:
+    assert importance_of(text, NOW) >= least
+
+
+@pytest.mark.parametrize("text", ["I took a day off", "a day at the beach was nice", "等了一天快递", "一周的工作总算做完了", "what a week, honestly"])
+def test_a_day_named_is_no_habit(text: str) -> None:
+    assert importance_of(text, NOW) <= 2
+
+
+@pytest.mark.parametrize("habit, query, value", [
+    ("I smoke about a pack a day, have for years", "do I smoke? filling in a health form", "pack a day"),
+    ("我烟瘾挺大的 一天一包 戒过两次都没戒掉", "体检表问我抽不抽烟 我抽吗", "一天一包"),
+])
+def test_a_habit_is_still_recalled_most_of_a_year_on(engine, habit: str, query: str, value: str) -> None:  # type: ignore[no-untyped-def]
+    user = User(engine)
+    user.says(habit)
+    user.says("watched a film last night, pretty good" if habit.isascii() else "昨晚看了个电影 还行", days=270)
+    assert value in user.top(query)
+
+
 def test_a_new_job_said_with_a_question_is_stored(engine) -> None:  # type: ignore[no-untyped-def]
     user = User(engine)
     remembered = user.says("I've just started at Accenture in Leeds, any tips for surviving the first month?")
