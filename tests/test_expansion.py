@@ -21,6 +21,7 @@ NOW = datetime(2025, 6, 1, 12, tzinfo=timezone.utc)
     ("我在哪里上班", "入职"),
     ("what is my phone number", "电话"),
     ("我的邮箱是什么", "email"),
+    ("what car do I drive, need it for the insurance form", "drive"), ("我开的什么车来着 保险要续了", "车"),
 ])
 def test_slot_questions_get_their_words(query: str, must: str) -> None:
     assert must in slot_keywords(query).split()

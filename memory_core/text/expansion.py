@@ -28,6 +28,13 @@ _SLOTS: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ("origin", re.compile(r"\bwhere\b.*\b(?:am|was|were) (?:i|we) (?:from|born|raised)\b|\bwhere\b.*\b(?:i|we) grew up\b|"
                 r"\bmy\s+hometown\b|老家|家乡|籍贯|哪里人|哪儿人|哪的人|在哪(?:里|儿)?出生|出生在哪", re.IGNORECASE),
      "from hometown grew born raised 老家 家乡 籍贯 出生 人"),
+    # "what car do I drive" shares only "drive" with "I drive a Mazda 3", and e5 puts a colleague's
+    # "Dave ... just bought a Tesla" nearer: the words a vehicle is stated with. Not a conflict slot
+    # (a household has several cars; newer-wins reads "car" as a state, states.json).
+    ("vehicle", re.compile(r"\bwhat (?:kind of |make of |model of )?(?:car|vehicle)\b.*\b(?:i|we)\s+(?:drive|have|own)\b|"
+                           r"\bmy\s+(?:car|vehicle)(?:'s)?\b|开的?(?:是)?(?:什么|啥|哪款|哪个牌子的?)车|我的车|我(?:家)?的?车(?:是|型)",
+                           re.IGNORECASE),
+     "drive drives driving car vehicle 开 车 开车 提车 买车 车型"),
     # "开家长会要去哪个学校来着" shares no word with "我儿子在实验二小读三年级": the words a school
     # is stated with (a grade, a school's kind). Not a conflict slot: a family has several schools.
     ("school", re.compile(r"哪(?:个|所|间|家)学校|在哪(?:里|儿)?(?:上学|读书|念书)|几年级|"

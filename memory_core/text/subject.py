@@ -72,6 +72,15 @@ _EN_NAME = re.compile(r"(?<![\w'’])([A-Z][a-zà-öø-ÿ]+(?:\s[A-Z][a-zà-öø
                       r"worked|has|had|moved|likes|loves|hates|got|just|prefers|eats|drinks|doesn't|does|can|will|"
                       r"'s|and I\b)")
 _EN_NAME_S = re.compile(r"(?:^\W*|[,;:—–-]\s*|\b(?:and|but|so)\s+)([A-Z][a-zà-öø-ÿ]+)['’]s\b")
+# Someone introduced by where they work or live: "Dave from accounting", "Priya on my team", "the guy
+# next door", "财务部的小王", "隔壁的老李", "公司的Dave".
+_INTRODUCED = re.compile(
+    r"(?:^\W*|[,;:—–-]\s*|\b(?:and|but|so|today|yesterday)\s+)(?P<name>(?-i:[A-Z][a-zà-öø-ÿ]+))\s+(?:"
+    r"(?:from|at|in|on)\s+(?:the\s+|my\s+|our\s+)?(?:work|office|accounting|finance|hr|sales|marketing|legal|it|"
+    r"engineering|team|department|dept|gym|church|class|school|uni|book club|next door)\b|"
+    r"(?:next door|upstairs|downstairs|down the hall)\b)|"
+    r"(?:^\W*|[，,。；;]\s*)[\u4e00-\u9fff]{0,4}(?:部|组|科|处|室|团队|公司|单位|隔壁|楼上|楼下|对门|小区|健身房)的"
+    r"(?P<name_zh>(?:小|老)[\u4e00-\u9fff]|(?-i:[A-Z][a-z]+))", re.IGNORECASE)
 _CLAUSE_START = re.compile(r"[。！？!?；;\n]|[，,](?=\s*(?:but|and then|however|while|whereas|而|但|不过|可是|他|她|我))", _I)
 _NOT_NAMES = frozenset("""I The A An My Our This That These Those It He She They We You Today Yesterday Tomorrow
     Tonight Last Next Every Each Also Just Still Now Then So And But Or If When While Mom Dad""".split())
@@ -105,6 +114,12 @@ def _person_in(fragment: str) -> str | None:
     for m in _EN_NAME_S.finditer(fragment):
         if m.group(1) not in _NOT_NAMES and not any(start == m.start(1) for start, _ in found):
             found.append((m.start(1), f"name:{m.group(1).lower()}"))
+    # "Dave from accounting just bought a Tesla", "财务部的小王买了特斯拉": someone introduced by where
+    # they work or live is someone else, whatever verb follows.
+    for m in _INTRODUCED.finditer(fragment):
+        group = "name" if m.group("name") else "name_zh"
+        if not any(start == m.start(group) for start, _ in found):
+            found.append((m.start(group), f"name:{m.group(group).lower()}"))
     # "王丽搬到上海了", "小王现在在谷歌上班了": a person's name (jieba tags it nr) opening the clause.
     for start, name in _zh_names(fragment):
         found.append((start, f"name:{name}"))
@@ -172,9 +187,13 @@ _DONE_BY_ME = re.compile(r"(?:教会|教|让|帮|逼|劝)我(?!们)|"
 
 @lru_cache(maxsize=8192)  # pure; asked of both sides of every newer-wins pair
 def subject_of(text: str) -> str:
-    """Who ``text`` as a whole is about: the subject of its first statement."""
+    """Who ``text`` as a whole is about: the subject of its first statement (of what is reported,
+    when someone is said to have said it: ``_reported_subject``)."""
     match = _STATEMENT_END.search(text)
     end = match.start() if match else len(text)
+    reported = _reported_subject(text, end)
+    if reported is not None:
+        return reported
     # The subject of a clause sits before its verb: look at the clause's head, not its objects.
     head_end = min(end, _verb_position(text, end))
     done_by_me = _DONE_BY_ME.search(text, 0, end)
@@ -205,6 +224,51 @@ def _verb_position(text: str, end: int) -> int:
 def same_subject(a: str, b: str) -> bool:
     """Whether two texts, as wholes, are about the same person."""
     return subject_of(a) == subject_of(b)
+
+
+# ---- reported speech: whose fact someone passes on ---------------------------------------------
+# What someone says is about whom their words name: "领导说我下个月调去杭州" and "my doctor said my
+# cholesterol is 5.2" are the user's, "医生说我爸要做手术" the father's, "我妈说她房租涨了" the mother's.
+# Said with no one named, it is the user's when the speaker is the other side of one of the user's
+# arrangements (the landlord of their rent, the doctor of their health, the boss or HR of their job,
+# their bank or school): "房东说下个月房租涨到4200", "my landlord told me the rent is going up to
+# 1600" move the user's rent; read as the landlord's own fact, they replaced nothing. A relative's or
+# friend's news with no one named stays theirs ("我妈说下个月房租涨到3000").
+_COUNTERPART_ZH = "房东|中介|物业|医生|大夫|牙医|领导|上司|老板|主管|经理|人事|HR|公司|单位|银行|学校|保险公司"
+_COUNTERPART_EN = ("landlord|landlady|letting agent|property manager|doctor|gp|dentist|physician|nurse|therapist|"
+                   "boss|manager|supervisor|hr|company|employer|bank|school|insurer|insurance company")
+_SAYS_ZH = (r"(?:刚刚?|今天|昨天|又|也|那边)?(?:跟我|和我|给我)?(?:说|讲|通知(?:我|说)?|告诉我|回复(?:我|说)?|"
+            r"发(?:消息|微信|短信|邮件)(?:给我)?(?:说|通知)?|打电话(?:给我)?(?:来)?说|来电话说)")
+_SAYS_EN = (r"(?:just|finally|also|now|today|yesterday)?\s*(?:said|says|told (?:me|us)|tells (?:me|us)|emailed|"
+            r"e-mailed|texted|called|messaged|rang|wrote|confirmed|informed (?:me|us)|let (?:me|us) know|announced)"
+            r"(?:\s+(?:me|us))?(?:\s+that)?")
+_REPORTED = re.compile(
+    r"^\W*(?:(?:今天|昨天|前天|最近|上周|刚才|刚刚|哎|唉|对了|跟你说)\s*)*(?:我的?|我们的?|我家)?"
+    rf"(?:(?P<zh_counterpart>{_COUNTERPART_ZH})|{'|'.join(PERSON_NOUNS_ZH)}|我(?:爸|妈|哥|姐|弟|妹|爷|奶|姥))"
+    rf"{_SAYS_ZH}[\s,，:：]*|"
+    r"^\W*(?:(?:so|and|oh|btw|also|well|lol|ugh|today|yesterday|guess what)\W+)*(?:(?:my|our|the)\s+)?"
+    rf"(?:(?P<en_counterpart>{_COUNTERPART_EN})|[a-z\-]+)\s+{_SAYS_EN}[\s,:\-–—]*",
+    _I)
+
+
+def _reported_subject(text: str, end: int) -> str | None:
+    """Whom what a person is said to have said is about, or None when ``text`` reports no one's
+    words in its first statement (or reports a relative's or friend's news that names no one)."""
+    if speaker_label(text) is not None:
+        return None
+    reported = _REPORTED.match(text)
+    if reported is None or reported.end() >= end:
+        return None
+    word = reported.group(0)
+    counterpart = reported.group("zh_counterpart") or reported.group("en_counterpart")
+    if not counterpart and not (_PERSON_ZH_RE.search(word) or _MY_KIN_ZH.search(word)
+                                or set(re.findall(r"[a-z\-]+", word.lower())) & PERSON_NOUNS_EN):
+        return None  # "the weather said ...", "it says ...": no person reports anything
+    content = text[reported.end():]
+    said_of = subject_of(content)
+    if said_of != "self" or counterpart or _SELF.search(_FIRST_CLAUSE.split(content, 1)[0]):
+        return said_of
+    return None
 
 
 # ---- ranking: a question about the user, a memory about someone else -------------------------
@@ -258,6 +322,10 @@ def about_someone_else(text: str) -> bool:
     them. Names are left out: the user's own name or a pet's opens a memory as often as another
     person's does ("Bart与家人享用了早餐" is Bart's). A transcript line belongs to its speaker,
     which the speaker part ranks."""
+    introduced = _INTRODUCED.match(text)
+    if introduced is not None and speaker_label(text) is None and not _TO_THE_USER.search(text) \
+            and not _USER_IN_IT.search(_FIRST_CLAUSE.split(text[introduced.end():], 1)[0]):
+        return True  # "Dave from accounting just bought a Tesla": a colleague's, not the user's
     opening = _OPENS_WITH_OTHER.search(text)
     if (speaker_label(text) is not None or _ME_AND.search(text) or opening is None or _TO_THE_USER.search(text)
             or _USER_IN_IT.search(_FIRST_CLAUSE.split(text[opening.end():], 1)[0])):
