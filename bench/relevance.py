@@ -175,7 +175,7 @@ def main(argv: list[str] | None = None) -> None:
         from memory_core.config import BUNDLED_EMBEDDING_MODEL
         from memory_core.embedding import load_embedder
 
-        embedder = CachingEmbedder(load_embedder(BUNDLED_EMBEDDING_MODEL, MODEL_DIR), CACHE)
+        embedder = CachingEmbedder(load_embedder(BUNDLED_EMBEDDING_MODEL, MODEL_DIR, precision="auto"), CACHE)
         with tempfile.TemporaryDirectory(prefix="bench-relevance-") as tmp:
             rows = _truth_rows(embedder, Path(tmp)) + _corpus_rows(embedder, Path(tmp))
         if args.rows:

@@ -44,6 +44,11 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "importance=0": {"weight_relevance": 0.92, "weight_importance": 0.0},
     "recency=0": {"weight_relevance": 0.88, "weight_recency": 0.0},
     "half_life=365": {"recency_half_life_days": 365.0},
+    # how much of the conversation the second dense leg reads with the query (default 3 lines)
+    "context=0": {"context_dense_turns": 0},
+    "context=1": {"context_dense_turns": 1},
+    "context=6": {"context_dense_turns": 6},
+    "context=24": {"context_dense_turns": 24},
 }
 
 
@@ -55,7 +60,7 @@ def main() -> None:
     from memory_core.config import BUNDLED_EMBEDDING_MODEL
     from memory_core.embedding import load_embedder
 
-    embedder = CachingEmbedder(load_embedder(BUNDLED_EMBEDDING_MODEL, MODEL_DIR), CACHE)
+    embedder = CachingEmbedder(load_embedder(BUNDLED_EMBEDDING_MODEL, MODEL_DIR, precision="auto"), CACHE)
     names = args.variants.split(",")
     table: dict[str, dict[str, float]] = {name: {} for name in names}
     corpora = [load_locomo(None, None), load_madial("zh"), load_madial("en")]
