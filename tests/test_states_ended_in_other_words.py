@@ -14,6 +14,11 @@ twin g-en held out): changes a person tells without the words the rules knew.
 - "新来的组长叫蒋晓雯": 新来的 / 新任 / 新家 say "new" as English "new" does.
 - "三亚那趟退了" after "国庆打算带娃去三亚": a plan called off naming the same place ends it
   (``states.ends_a_plan``).
+- From probe set e-zh (thirteenth session): "褪黑素早就停了" (sleep medicine is medication), "房贷
+  提前还清了" / "paid off the mortgage" (a loan paid off has ended), "自学了半年Python 现在能写爬虫"
+  after "我不会Python 平时就Excel" (a space after a Latin word typed onto Chinese ends a clause,
+  and Chinese with a term in Latin letters is still Chinese that drops its "I"), "定投加到每月三千"
+  (加到 moves an amount); in English the dropped "I" of "stopped the melatonin", "paid off the car".
 
 And what must not happen: eating spicy food once, a friend's cancelled trip, another person's
 span without smoking, "这么多我吃不了" or "吃不了苦" lift or set nothing.
@@ -52,6 +57,17 @@ def test_cannot_eat_said_by_the_complement_is_a_diet(text: str, kind: str | None
     ("我们组长叫王斌 人挺好 就是特别爱开会", "新来的组长叫蒋晓雯 雷厉风行那种", True),
     ("国庆打算带娃去三亚 酒店机票都订好了", "三亚那趟退了 娃月考考砸了 在家补课", True),
     ("we booked Lisbon for the May bank holiday", "ugh the Lisbon trip is cancelled, the airline went bust", True),
+    # probe set e-zh (thirteenth session): sleep medicine stopped, a loan paid off, a skill learned,
+    # an amount raised with 加到; with the "I" dropped in English
+    ("这半年一直失眠 每晚都要吃褪黑素才能睡着", "最近睡得特别好 沾枕头就着 褪黑素早就停了", True),
+    ("I take melatonin every night to fall asleep", "stopped the melatonin a month ago, sleeping fine now", True),
+    ("每个月还房贷六千多 工资一到账就没了一半", "房贷提前还清了！！！无债一身轻", True),
+    ("our mortgage is 1800 a month", "finally paid off the mortgage!!", True),
+    ("我不会Python 平时就Excel和一点点SQL", "下班自学了半年Python 现在能写爬虫和自动化脚本了", True),
+    ("每个月发工资就定投两千到沪深300 雷打不动", "年终奖到账啦 定投从下个月起加到每月三千", True),
+    ("每个月还房贷六千多", "房贷还没还清 还得熬", False), ("our mortgage is 1800 a month", "my sister paid off her mortgage", False),
+    ("我每晚都要吃褪黑素", "我妈的褪黑素停了", False), ("我不会Python", "同事自学了Python 现在能写爬虫了", False),
+    ("每个月发工资就定投两千到沪深300", "同事的定投加到每月三千了", False),
     # must not
     ("我不吃辣", "今天吃了顿火锅 微辣 还行", False),
     ("I can't eat spicy food", "this spicy food place was packed", False),
@@ -75,6 +91,12 @@ def test_a_state_ended_in_other_words(older: str, newer: str, ends: bool) -> Non
      "do I smoke? filling in a health form", "smoke-free", "pack a day"),
     ("国庆打算带娃去三亚 酒店机票都订好了 就等放假", "三亚那趟退了 娃月考考砸了 他爸说国庆哪都别去在家补课 我服了",
      "国庆我们去三亚吗", "退了", "就等放假"),
+    ("每个月还房贷六千多 工资一到账就没了一半", "房贷提前还清了！！！无债一身轻 今晚必须加个鸡腿",
+     "我现在每个月还有房贷要还吗 想重新做个预算", "还清", "六千"),
+    ("our mortgage is 1800 a month, half my pay", "finally paid off the mortgage!! celebrating tonight",
+     "do I still have a mortgage to pay? redoing my budget", "paid off", "1800"),
+    ("这半年一直失眠 每晚都要吃褪黑素才能睡着", "最近睡得特别好 沾枕头就着 褪黑素早就停了",
+     "药箱里那瓶褪黑素我还需要吗", "停了", "每晚都要吃"),
 ])
 def test_the_ended_state_is_not_current(engine, older: str, newer: str, query: str,  # type: ignore[no-untyped-def]
                                         value: str, stale: str) -> None:

@@ -206,8 +206,12 @@ def flips(newer: str, older: str, marked: bool = False) -> bool:
 
 
 # Clauses, also where Chinese is typed with spaces for commas ("我戒酒了 两个月没喝了").
+# A space after a Latin word that is typed onto Chinese is a comma too ("我不会Python 平时就Excel"),
+# not the spaces set around one ("我在 Google 上班"): one fixed-width look-behind per word length.
+_LATIN_ENDS_CLAUSE = "|".join(rf"(?<=[\u4e00-\u9fff][A-Za-z0-9]{{{n}}})" for n in range(1, 16))
 _CLAUSES = re.compile(r"[，,;；:：。.!！?？\n]|\s[-–—]\s|\bso\b|\bbut\b|\bplus\b|所以|但是|不过|"
-                      r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])", re.IGNORECASE)
+                      r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])|"
+                      rf"(?:{_LATIN_ENDS_CLAUSE})\s+(?=[\u4e00-\u9fff])", re.IGNORECASE)
 
 
 # Stems of verbs and fillers a restatement may drop without dropping a fact.
@@ -301,7 +305,9 @@ SPAN_WITHOUT_EN = (r"[^.!?]{0,30}\b(?:in|for)\s+(?:(?:\d+|a|an|two|three|four|fi
                    r"(?:weeks|months?|years?)\b")
 _EN_SPAN_DROPPED = re.compile(r"^\W*(?:(?:so|and|ok|okay|well|oh|finally|officially)\W+)*(?:haven'?t\b" + SPAN_WITHOUT_EN + r"|"
                               r"(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|a few)\s+(?:days?|weeks?|months?|years?)\s+"
-                              r"(?:\w+-free|clean|sober)\b)", _I)
+                              r"(?:\w+-free|clean|sober)\b|"
+                              # a change told with its "I" dropped: "stopped the melatonin a month ago", "paid off the car"
+                              r"(?:just\s+|finally\s+)?(?:stopped|quit|started|sold|gave up|paid off)\b)", _I)
 _REACTION_OPENING = re.compile(r"^\W*(?:wow|awesome|great|cool|nice|congrats|congratulations|sorry|thanks|thank you|glad|"
                                r"that'?s (?:great|awesome|amazing|cool|so|really)|sounds|hey|hi|haha|lol|omg|哇|太好了|恭喜|谢谢|哈哈)\b",
                                _I)
@@ -316,5 +322,10 @@ def _states_a_fact(text: str) -> bool:
         return False
     # Chinese drops the subject when it is the speaker ("血压一直偏高", "周末一般都去爬山"); English
     # does in a span without something ("haven't had a drink in weeks", "3 months smoke-free").
-    return bool(_FIRST_OR_THIRD.search(body)) or (has_cjk(body) and not re.search(r"[A-Za-z]{3,}", body)) or bool(
+    # Chinese with a name or a term in Latin letters is still Chinese ("自学了半年Python 现在能写爬虫了").
+    return bool(_FIRST_OR_THIRD.search(body)) or (has_cjk(body) and _mostly_chinese(body)) or bool(
         _EN_SPAN_DROPPED.match(body))
+
+
+def _mostly_chinese(body: str) -> bool:
+    return len(re.findall(r"[\u4e00-\u9fff]", body)) > len(re.findall(r"[A-Za-z]", body))
