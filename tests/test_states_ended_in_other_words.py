@@ -65,6 +65,8 @@ def test_cannot_eat_said_by_the_complement_is_a_diet(text: str, kind: str | None
     ("our mortgage is 1800 a month", "finally paid off the mortgage!!", True),
     ("我不会Python 平时就Excel和一点点SQL", "下班自学了半年Python 现在能写爬虫和自动化脚本了", True),
     ("每个月发工资就定投两千到沪深300 雷打不动", "年终奖到账啦 定投从下个月起加到每月三千", True),
+    ("房贷还剩二十万没还完 每个月还四千多", "今年年终奖加上存款 房贷提前还清了！！", True),
+    ("we still have 80k left on the mortgage, not paid off till 2030", "finally paid off the mortgage!!", True),
     ("每个月还房贷六千多", "房贷还没还清 还得熬", False), ("our mortgage is 1800 a month", "my sister paid off her mortgage", False),
     ("我每晚都要吃褪黑素", "我妈的褪黑素停了", False), ("我不会Python", "同事自学了Python 现在能写爬虫了", False),
     ("每个月发工资就定投两千到沪深300", "同事的定投加到每月三千了", False),

@@ -63,12 +63,17 @@ def _speaking_clauses(text: str, states: frozenset[str]) -> list[str]:
     return [c for c in _CLAUSES.split(statement_words(text)) if any(p.search(c) for p in patterns)]
 
 
+# A payment not yet finished: the loan is still there ("房贷还剩二十万没还完", "not paid off yet").
+_NOT_DONE = re.compile(r"还?没(?:有)?(?:还完|还清|付完|结清)|\bnot (?:yet )?paid (?:it )?off\b|\bhaven'?t (?:yet )?paid (?:it )?off\b", _I)
+
+
 def _without(text: str, states: frozenset[str]) -> bool:
     """The text says its subject has none of ``states``, or stopped ("I don't take any", "没有
     孩子", "现在完全不跑了", "药已经停了"), in a clause that speaks of them."""
+    clauses = [_NOT_DONE.sub(" ", c) for c in _state_clauses(text, states)]
     return any(negations(c) > 0 or _STOPPED.search(c) is not None
                or (_LACKS.search(c) is not None and not _PAST.search(c))  # "我以前是旱鸭子" lacks nothing now
-               for c in _state_clauses(text, states))
+               for c in clauses)
 
 
 def has_none(text: str) -> bool:
