@@ -59,7 +59,10 @@ def test_may_bear_on_is_implied_by_every_constraint_that_bears(query: str) -> No
 
 
 @pytest.mark.parametrize("fear", ["I'm scared of heights.", "Heights terrify me, I can't even stand on a ladder.",
-                                  "I'm terrified of flying", "我恐高", "我怕坐飞机"])
+                                  "I'm terrified of flying", "我恐高", "我怕坐飞机",
+                                  # a phobia named with "phobia of" (probe set h-en)
+                                  "real phobia of heights here, even glass elevators make me sweat",
+                                  "I have a bit of a heights phobia"])
 def test_a_named_fear_is_a_constraint_on_activities_only(fear: str) -> None:
     """A fear rules out what it names ("Should I book the glass-floor skywalk?"), not a recipe."""
     assert constraint_kind(fear) == "dislike"
@@ -67,6 +70,18 @@ def test_a_named_fear_is_a_constraint_on_activities_only(fear: str) -> None:
     assert bears_on(fear, "周末想去玻璃栈道玩，帮我安排一下")
     assert not bears_on(fear, "Suggest a dinner recipe for tonight")
     assert not bears_on(fear, "给我推荐个菜谱")
+
+
+@pytest.mark.parametrize("fear, request_", [
+    ("i've been terrified of dogs since one bit me when i was 6", "how can i meet people and make friends in a new city"),
+    ("我特别怕狗 小时候被咬过", "刚搬来杭州 一个人都不认识 怎么交朋友"),
+    ("real phobia of heights here", "plan a fun saturday in chicago for me and my sister"),
+])
+def test_a_fear_bears_on_what_to_do_and_where_to_go(fear: str, request_: str) -> None:
+    """A fear of dogs bears on making friends in a new city (dog parks, dog walking), as a fear of
+    heights bears on a day out; it was kept to pet questions (the animals topic) and reached neither."""
+    assert bears_on(fear, request_)
+    assert not bears_on(fear, "Suggest a dinner recipe for tonight") and not bears_on(fear, "tell me a joke")
 
 
 @pytest.mark.parametrize("text", ["I'm afraid I can't come tonight", "I'm scared of losing my job",

@@ -108,3 +108,26 @@ def test_a_diagnosis_reaches_the_request_it_bears_on(engine) -> None:  # type: i
     user.says("脚踝这两天好多了", days=40)
     user.says("今晚加完班想吃点夜宵 推荐点啥", days=15)
     assert any("痛风" in c.content for c in user.last_info.constraints)
+
+
+@pytest.mark.parametrize("fear, later, request_", [
+    ("i've been terrified of dogs since one bit me when i was 6, like crossing-the-street terrified",
+     "just moved to portland for work, dont know anyone here yet", "how can i meet people and make friends in a new city"),
+    ("我特别怕狗 小时候被咬过 现在见到都绕道走", "刚搬来杭州 一个人都不认识", "怎么在新城市交朋友 有啥建议"),
+])
+def test_a_fear_reaches_a_request_about_what_to_do(engine, fear: str, later: str, request_: str) -> None:  # type: ignore[no-untyped-def]
+    # probe set h-en: a fear of dogs was kept to pet questions, so "make friends" (dog parks, dog
+    # walking groups) got no word of it
+    user = User(engine)
+    user.says(fear)
+    user.says(later, days=10)
+    user.says(request_, days=5)
+    assert fear in [c.content for c in user.last_info.constraints]
+
+
+def test_the_judge_reads_a_quoted_cannot_as_no_suggestion() -> None:
+    # the offline reply quotes the rule ("Keep in mind: i can't eat mushrooms ..."): it names the thing to keep it out
+    reply = ('(Offline mode) No language model is connected. Keep in mind: "i can\'t eat mushrooms, they make you '
+             'throw up." Try a margherita with basil.')
+    assert not mentions(suggestions_part(reply), "mushroom")
+    assert mentions(suggestions_part("Try a mushroom and olive pizza tonight."), "mushroom")

@@ -73,7 +73,8 @@ def mentions(reply: str, word: str) -> bool:
 
 # Sentences of a reply that explain what was left out ("I left out peanuts (you're allergic to
 # peanuts)", "已避开芒果（你对芒果过敏）") name the forbidden thing to exclude it.
-_EXCLUSION = re.compile(r"left out|leaving out|avoid|without|instead of|no \w+|not |don't|never|allerg|"
+_EXCLUSION = re.compile(r"left out|leaving out|avoid|without|instead of|no \w+|not |don't|can't|cannot|never|allerg|"
+                        r"keep in mind|"
                         r"remember|hate|dislike|已避开|避开|不含|没有|不要|不能|过敏|不吃|忌口|以外|请记得|讨厌|"
                         # a reply that repeats the rule itself ("医生让你戒海鲜戒啤酒 动物内脏也别碰") names it to keep it
                         r"戒|别(?:碰|吃|喝)", re.IGNORECASE)

@@ -62,6 +62,7 @@ _FEAR = re.compile(
     r"\b(?:terrified|scared|afraid|frightened) (?:to death )?of (?:the )?(?:" + _FEAR_OBJECTS + r")\b|"
     r"\b(?:" + _FEAR_OBJECTS + r") (?:really )?(?:terrif(?:y|ies)|scares?|frightens?) me\b|"
     r"\b(?:acro|claustro|aero|arachno|aqua|cyno|trypano)phobi\w*|\bfear of (?:" + _FEAR_OBJECTS + r")\b|"
+    r"\bphobi(?:a|c) (?:of|about|around) (?:the )?(?:" + _FEAR_OBJECTS + r")\b|\b(?:" + _FEAR_OBJECTS + r") phobia\b|"
     r"恐高|(?<![哪可不])怕(?:高|水|黑|打针|蛇|狗|坐飞机)|晕高|恐飞|幽闭恐惧|密集恐惧|社恐", _I)
 # A fear said to be over, or denied: no constraint ("I'm not afraid of heights anymore", 我以前恐高，
 # 现在不怕了, "I overcame my fear of flying").
@@ -154,11 +155,13 @@ _TOPICS: dict[str, re.Pattern[str]] = {
         r"玩|活动|运动|锻炼|周末|爬山|徒步|游泳|跑步|健身|旅行|旅游|出游|景点|度假|订|酒店|机票|航班|行程|约会|礼物|电影|"
         r"\b(?:activity|activities|weekend|hike|hiking|swim|swimming|run|running|gym|workout|exercise|sport|sports|"
         r"trip|travel|travelling|traveling|vacation|holiday|hotel|flight|flights|book|booking|itinerary|plan|"
-        r"date|gift|gifts|present|movie|movies|outing|visit|tour|"
+        r"date|gift|gifts|present|movie|movies|outing|visit|tour|things to do|meet people|make friends|meetups?|"
+        r"social life|volunteer|volunteering|clubs?|hobby|hobbies|"
         # what a fear rules out is an activity: "heights" bears on a skywalk trip, not on a recipe
         r"heights?|flying|fly|planes?|roller ?coasters?|ladders?|skywalks?|bungee|cliffs?|rooftops?|"
         r"observation decks?|ferris wheel|zip ?lines?|climbing|scuba|diving|caves?|caving)\b|"
-        r"恐高|怕高|晕高|高空|玻璃栈道|蹦极|过山车|摩天轮|观景台|坐飞机|飞机|潜水|攀岩|索道|怕水|怕黑|恐飞", _I),
+        r"恐高|怕高|晕高|高空|玻璃栈道|蹦极|过山车|摩天轮|观景台|坐飞机|飞机|潜水|攀岩|索道|怕水|怕黑|恐飞|"
+        r"交朋友|认识(?:新)?朋友|认识人|社交|兴趣班|志愿者|社团", _I),
     "animals": re.compile(
         r"宠物|狗|猫|兔|仓鼠|鹦鹉|动物|养只|领养|"
         r"\b(?:pet|pets|dog|dogs|puppy|puppies|cat|cats|kitten|kittens|rabbit|hamster|parrot|animal|animals|"
@@ -264,6 +267,8 @@ def bears_on(constraint: str, query: str) -> bool:
     asked = _merge_food(topics(query))
     traits = trait_topics(constraint)
     mine = traits or _merge_food(topics(constraint))  # a trait bears on its own topics only
+    if _FEAR.search(constraint):
+        mine |= {"activity"}  # a fear of dogs bears on where to go and what to do, not only on pets
     if not mine or _MEDICAL.search(constraint):
         return True
     return bool(mine & asked)  # a topicless question about the user gets only the above
