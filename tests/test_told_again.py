@@ -21,6 +21,7 @@ from __future__ import annotations
 import pytest
 
 from memory_core.llm.offline.restatements import says_again
+from memory_core.llm.offline.slots import supersedes_text
 from memory_core.text.facts import negations, says_change
 from memory_core.text.restating import MAX_JOINED_CHARS, joined_text, told_again
 from tests.conftest import backend_engine_fixture
@@ -34,6 +35,7 @@ engine = backend_engine_fixture("told-again", START)
     ("my go-to at Golden Lotus is the green curry, extra spicy", "at Golden Lotus I always get the green curry"),
     ("我在一家外贸公司做会计 快三年了", "再说下我自己吧 我是会计 在外贸公司上班"),
     ("我对尘螨过敏 一换季就鼻炎不断", "又到换季了 我这尘螨过敏真是受罪"),
+    ("my birthday is august 4", "august 4 is my bday, cake all week"),  # a word typed short
 ])
 def test_a_fact_told_again_is_told_again(older: str, newer: str) -> None:
     assert told_again(newer, older)
@@ -56,6 +58,8 @@ def test_a_fact_told_again_is_told_again(older: str, newer: str) -> None:
     ("I love running, I run 5k every day", "I hate running, I used to run 5k every day"),
     ("I'm learning Spanish on Duolingo", "I gave up Spanish on Duolingo"), ("我是素食者 不吃肉", "我以前是素食者 不吃肉"),
     ("我每天早上喝咖啡", "我每天早上喝茶"), ("my best friend is Jake", "my best friend was Jake"),
+    ("i'm 175 cm, for the size charts", "height is 178cm now, grew a bit"), ("my birthday is august 4", "my bday is august 14"),
+    ("im allergic to latex fyi", "im allergic to penicillin fyi"),
     # news that ends the fact, sharing a word or two with it
     ("I'm allergic to cats, I sneeze nonstop whenever I visit Jen",
      "allergist retested me and the cat result was a false positive! it's dust mites. so cats are totally fine"),
@@ -107,6 +111,7 @@ def test_a_restatement_may_leave_a_detail_out_only_when_it_is_kept() -> None:
      "Tom's still in Leeds, he loves it there", "Leeds", "Headingley", "which city does my brother live in?"),
     ("我在一家外贸公司做会计 快三年了", "今天对账对到九点",
      "再说下我自己吧 我是会计 在外贸公司上班", "会计", "三年", "我是做什么工作的"),
+
 ])
 def test_told_again_through_the_chat_one_memory_keeps_both(engine, older: str, between: str, newer: str,  # type: ignore[no-untyped-def]
                                                            value: str, kept: str, query: str) -> None:
@@ -131,3 +136,35 @@ def test_a_change_through_the_chat_keeps_no_stale_value(engine, older: str, newe
     remembered = user.says(newer, days=30)
     assert remembered.replaced_contents, "the change replaced the older memory"
     assert not [m for m in user.active() if stale in m]
+
+
+# As people type (probe set h-en): "im" for "I'm", "bday", a unit typed onto its number ("175cm").
+# Each was read as no statement, no birthday or another value, and a repeat stayed two memories.
+TYPED = [
+    ("im allergic to latex fyi", "latex allergy, just so you have it. gloves at the dentist = hives", "latex"),
+    ("my birthday is august 4", "august 4 is my bday btw, my brother's is the 9th so it's a whole week of cake",
+     "august 4"),
+    ("i'm 175 cm, for the size charts", "height is 175cm if that matters for the bike frame", "175"),
+]
+
+
+@pytest.mark.parametrize("older, newer, value", TYPED)
+def test_a_fact_typed_short_is_said_again(older: str, newer: str, value: str) -> None:
+    assert supersedes_text(newer, older)
+
+
+@pytest.mark.parametrize("older, newer", [
+    ("i'm 175 cm, for the size charts", "my brother is 182cm, i'm the short one"),
+    ("my birthday is august 4", "my wife's bday is august 14"), ("im allergic to latex fyi", "my son is allergic to latex"),
+])
+def test_someone_elses_value_typed_short_says_nothing_again(older: str, newer: str) -> None:
+    assert not supersedes_text(newer, older)
+
+
+@pytest.mark.parametrize("older, newer, value", TYPED)
+def test_a_fact_typed_short_stays_one_memory(engine, older: str, newer: str, value: str) -> None:  # type: ignore[no-untyped-def]
+    user = User(engine)
+    user.says(older)
+    user.says("work drinks tonight, not keen", days=5)
+    user.says(newer, days=40)
+    assert len([m for m in user.active() if value in m]) == 1

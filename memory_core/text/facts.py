@@ -52,7 +52,9 @@ def negations(text: str) -> int:
 
 _CODE = re.compile(r"\b(?:UTC|GMT)\s?[+-]\s?\d{1,2}(?::\d\d)?(?!\d)|"  # a time zone: UTC+3 and UTC-3 differ
                    # a code, with a capital group after it that belongs to it (plates, postcodes: KJ21 XPT, SW1A 1AA)
-                   r"(?<![A-Za-z\d])(?=[\w\-]*[A-Za-z])(?=[\w\-]*\d)[A-Za-z\d][\w\-]*[A-Za-z\d](?:\s[A-Z\d]{2,4}(?![\w]))?|"
+                   # (not a number with its unit typed on: "175cm" is 175 cm, "500mg" 500 mg, "3pm" 3 pm)
+                   r"(?<![A-Za-z\d])(?!\d+(?:[.,]\d+)?(?:mg|ml|g|kg|lbs?|km|cm|mm|m|mi|hrs?|mins?|yrs?|am|pm)(?![\w\-]))"
+                   r"(?=[\w\-]*[A-Za-z])(?=[\w\-]*\d)[A-Za-z\d][\w\-]*[A-Za-z\d](?:\s[A-Z\d]{2,4}(?![\w]))?|"
                    # a Chinese plate (京A12345), its province first: not "航班MU5137", a code after a word
                    r"[京津沪渝冀豫云辽黑湘皖鲁新苏浙赣鄂桂甘晋蒙陕吉闽贵粤青藏川宁琼][A-Z][A-Z\d]{3,}")
 _NUMBER = re.compile(r"(?<![A-Za-z\d.])[+-]?\d+(?:[.,]\d+)?(?:\s?(?:mg|ml|g|kg|lbs?|km|cm|mm|m|mi|miles|%|°c|°f|"

@@ -52,14 +52,22 @@ _STANCE = re.compile(r"\b(?:love[sd]?|hate[sd]?|like[sd]?|dislike[sd]?|enjoy(?:s
 # Words that frame a fact rather than say it (the older telling's first clause must be said again
 # without them): how one lives, works, takes or has it.
 _FRAME = frozenset("""live lives living work works take takes have has had get go goes eat eats drink drinks
-    usual always usually every really just still also very my our the a an is are am
+    usual always usually every really just still also very my our the a an is are am im ive fyi btw tbh lol idk imo
     住 住在 在 做 是 有 一家 一个 一只 我 我们 家 吃 喝 用 上班""".split())
 _FIRST_CLAUSE = re.compile(r"[,，;；:：。.!！?？\n]|\s(?:and|but|so)\s|(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])")
 
 
+# Words typed short in chat, read as the word they stand for ("august 4 is my bday").
+_TYPED_SHORT = {"bday": "birthday", "bdays": "birthday", "b-day": "birthday", "appt": "appointment", "pw": "password",
+                "pwd": "password", "hubby": "husband", "convo": "conversation", "bro": "brother", "sis": "sister"}
+
+
 def _said_in(word: str, tokens: frozenset[str], text: str) -> bool:
-    """``word`` is said in the other telling: one of its words, or (Chinese) its characters."""
-    return word in tokens or (has_cjk(word) and all(ch in text for ch in word))
+    """``word`` is said in the other telling: one of its words (or its short form), or (Chinese)
+    its characters."""
+    word = _TYPED_SHORT.get(word, word)
+    return word in tokens or word in {_TYPED_SHORT.get(t, t) for t in tokens} or (
+        has_cjk(word) and all(ch in text for ch in word))
 
 
 def told_again(newer: str, older: str) -> bool:

@@ -67,7 +67,7 @@ def person_key(noun: str) -> str:
 _MY_PERSON_EN = re.compile(r"\b(?:my|our)\s+(?:(?:older|younger|little|big|elder|best|new|old|ex|late|oldest|"
                            r"youngest|eldest|twin)[\s-]+)?([a-z][a-z\-']*)", _I)
 _PRONOUN_OTHER = re.compile(r"\b(?:he|she|they|him|her|them|his|their)\b|他们|她们|他|她", _I)
-_SELF = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself)\b|我", _I)
+_SELF = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|im|ive|me|my|mine|myself)\b|我", _I)
 _EN_NAME = re.compile(r"(?<![\w'’])([A-Z][a-zà-öø-ÿ]+(?:\s[A-Z][a-zà-öø-ÿ]+)?)(?:'s|’s)?\s+(?:is|was|lives|lived|works|"
                       r"worked|has|had|moved|likes|loves|hates|got|just|prefers|eats|drinks|doesn't|does|can|will|"
                       r"'s|and I\b)")

@@ -53,7 +53,7 @@ _ARRANGEMENT_RE = re.compile(
 _CONTACT_RE = re.compile(
     PLACEHOLDER_RE.pattern + r"|电话|手机号|手机号码|号码|邮箱|微信号|\bphone\b|\be-?mail\b|\bmobile number\b|"
     r"'s number\b|\bmy number\b", _I)
-_BIRTHDAY_RE = re.compile(r"生日|出生|\bbirthday\b|\bborn (?:on|in)\b", _I)
+_BIRTHDAY_RE = re.compile(r"生日|出生|\bbirthday\b|\bb-?days?\b|\bborn (?:on|in)\b", _I)
 _FAMILY_RE = re.compile(
     r"妈妈|母亲|爸爸|父亲|老婆|妻子|老公|丈夫|女儿|儿子|孩子|哥哥|姐姐|弟弟|妹妹|爷爷|奶奶|外公|外婆|家人|全家|一家人|女朋友|男朋友|"
     r"父母|爸妈|祖父|祖母|孙子|孙女|外孙|[表堂](?:哥|姐|弟|妹)|姑姑|姑妈|姨妈|舅舅|舅妈|岳父|岳母|公公|婆婆|"

@@ -76,7 +76,7 @@ _SLOTS: tuple[_Slot, ...] = (
 # dog had a fever" (a past-tense verb or a possessive after the name, not only the common verbs).
 NAMED_OPENING = re.compile(r"\s*(?!The\b|This\b|That\b|My\b|Our\b|It\b|We\b|I\b)[A-Z][a-z]+(?=[\u4e00-\u9fff]|['’]s\b|"
                             r"\s+(?:is|was|has|had|got|went|felt|feels|loves|likes|hates|and|said|told|[a-z]{2,}ed)\b)")
-FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|me|my|mine|we|our|us)\b|我", _I)
+FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|im|ive|me|my|mine|we|our|us)\b|我", _I)  # "im allergic to latex"
 _CHANGE_RE = re.compile(r"换了|改了|改成|换成|新的|新号|现在|\bnew\b|\bchanged\b|\bnow\b|\bupdated\b", _I)
 
 # "my X is Y" / "我的X是Y": a single-valued attribute with a value.
@@ -136,7 +136,7 @@ _EPOCH = datetime(2000, 1, 1, tzinfo=timezone.utc)
 _STOP_VALUE_RE = re.compile(_STOP_VALUE, _I)
 # A date that comes back every year (a birthday, an anniversary) or a habit ("every Tuesday")
 # is part of a lasting fact, not the time of an event.
-_RECURRING = re.compile(r"birthday|anniversary|\bevery\b|\beach\b|\busually\b|\bturns? \d+|\b\d+ years old\b|生日|纪念日|"
+_RECURRING = re.compile(r"birthday|\bb-?days?\b|anniversary|\bevery\b|\beach\b|\busually\b|\bturns? \d+|\b\d+ years old\b|生日|纪念日|"
                         r"每(?:天|周|年|个|月)|平时|一般|今年[一二两三四五六七八九十\d]+(?:岁|了)", _I)
 
 

@@ -48,7 +48,7 @@ def _adds(text: str) -> bool:
     return has_cjk(text) and any(w in _ADDITIVE_ZH for w in jieba_tokenizer().lcut(text))
 # Words too common to tie two statements to one fact.
 _GENERIC = frozenset("""wow awesome amazing great cool nice glad happy sorry thank thanks hey hi hello yeah yes
-    super totally definitely sound sounds seem seems fun lol haha omg congrat congrats
+    super totally definitely sound sounds seem seems fun lol haha omg congrat congrats fyi btw tbh imo idk im ive
     update updat turn turns out after all just know found find
     food thing things time day days week weeks year years lot bit like love get got go going
     make made take took want need think know feel way really much many good great new now still also work
@@ -174,7 +174,7 @@ def _entities(text: str) -> frozenset[str]:
             continue
         if entity.isascii() and not re.search(r"[A-Z\d]", entity):
             continue  # a salient common noun of the lexicon
-        out.add(entity.lower())
+        out.add(re.sub(r"(?<=\d)\s+(?=[a-z])", "", entity.lower()))  # "175 cm" and "175cm" are one
     return frozenset(out - _COMMON_ZH)
 
 
@@ -299,7 +299,7 @@ def restates(newer: str, older: str) -> bool:
     return len(missing) <= allowed and _states_a_fact(older) and _states_a_fact(newer)
 
 
-_FIRST_OR_THIRD = re.compile(r"\b(?:I|I'm|I've|I'd|my|me|mine|we|our|us)\b|我|\b(?:he|she|they|his|her|their)\b|他|她", _I)
+_FIRST_OR_THIRD = re.compile(r"\b(?:I|I'm|I've|I'd|im|ive|my|me|mine|we|our|us)\b|我|\b(?:he|she|they|his|her|their)\b|他|她", _I)
 # A span of weeks or more gone by without something, after "haven't": "... had a drink in weeks".
 SPAN_WITHOUT_EN = (r"[^.!?]{0,30}\b(?:in|for)\s+(?:(?:\d+|a|an|two|three|four|five|six|several|many|a few|over a|over)\s*)?"
                    r"(?:weeks|months?|years?)\b")
