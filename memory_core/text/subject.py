@@ -129,8 +129,9 @@ def _person_in(fragment: str) -> str | None:
         return None
     # "My wife and I live in ..." is about the user (with someone): "and I" after the person.
     position, subject = max(found)
-    if re.search(r"\band I\b|和我|跟我", fragment[position:], _I) or re.search(r"我[^，。,]{0,8}?(?:和|跟|与|同)\s*$", fragment[:position]):
-        return None
+    if re.search(r"\band I\b|和我|跟我", fragment[position:], _I) or re.search(r"我[^，。,]{0,8}?(?:和|跟|与|同)\s*$", fragment[:position]) \
+            or re.search(r"\b(?:me|i)\s+(?:and|nor|or)\s*$", fragment[:position], _I):
+        return None  # "neither me nor my husband can swim", "me and my wife": the user, with someone
     return subject
 
 

@@ -24,7 +24,9 @@ STATES_FILE = Path(__file__).with_name("states.json")
 _STOPPED = re.compile(r"停了|停药|戒了|戒掉|戒\w{1,2}了|不再|放弃了|卖了|卖掉|被偷|送人了|还清|还完了|结清|\bpaid (?:it |them )?off\b|"
                       r"\bstopped\b|\bquit\b|\bgave up\b|\bno longer\b|\bnot any ?more\b|\banymore\b|"
                       r"\bcut out\b|\bsold\b|\bgot rid of\b|\bgave (?:it |him |her |them )?away\b|\bwas stolen\b|"
-                      r"\bgot stolen\b|"
+                      r"\bgot stolen\b|\b(?:since|after) (?:selling|quitting|stopping|giving up)\b|"
+                      # "dr patel said i can stop the pills", "stopping my meds next week"
+                      r"\b(?:can|could|get to|will|going to|gonna) stop (?:the |my |taking )|\bstopping (?:the |my )|"
                       # a span of time without it: "已经三个月没碰烟了", "3 months smoke-free", "haven't had a drink in weeks"
                       # (a counted span of weeks or more: not 今天 / 这两天 / 一天 without it)
                       r"(?:[两三四五六七八九十几多]|\d+|半)(?:个)?(?:周|星期|礼拜|月|年)(?:多)?(?:都|了)?(?:没|不)(?:碰|抽|喝|吃|沾|去)|"
@@ -36,7 +38,10 @@ _PAST = re.compile(r"以前|曾经|原来|小时候|\bused to\b|\bwas\b|\bwere\b
 _LACKS = re.compile(r"旱鸭子|不会游|\bnon-?swimmer\b|\bteetotal(?:ler|er)?\b|\bnon-?smoker\b|\bnon-?drinker\b", _I)
 
 
-_DIED = re.compile(r"\bpassed away\b|\bdied\b|\bput (?:him|her|it) down\b|\bwas put down\b|去世|过世|离世|走了", _I)
+_DIED = re.compile(r"\bpassed away\b|\bdied\b|\bput (?:him|her|it|\w+) down\b|\bwas put down\b|\bput to sleep\b|"
+                   r"去世|过世|离世|走了", _I)
+# A name inside the older statement ("we have a golden retriever, Biscuit, ..."), said in any case later.
+_NAMED = re.compile(r"(?<=[\s,(])(?-i:[A-Z][a-z]{2,})\b")
 _HAS = re.compile(r"\b(?:have|has|got|own|owns|adopted)\b|养|有", _I)
 
 
@@ -110,8 +115,9 @@ def ends_a_state(newer: str, older: str) -> bool:
         # never by a mention of the thing ("要去给领导敬酒"). A dislike said beside a state is
         # no such constraint on it: "我没有养宠物，怕麻烦" ends with a cat.
         return resolves(newer, older) or lifts_a_diet(newer, older)
-    if not shared and _DIED.search(newer) and _HAS.search(older) and _entities(newer) & _entities(older):
-        return True  # "Biscuit passed away" ends "We have a beagle named Biscuit"
+    if not shared and _DIED.search(newer) and _HAS.search(older) and (_entities(newer) & _entities(older) or any(
+            re.search(rf"\b{re.escape(name)}\b", newer, _I) for name in _NAMED.findall(older))):
+        return True  # "Biscuit passed away" (or "we had to put biscuit down") ends "We have a beagle named Biscuit"
     # "also" counts where the state is spoken of: "我戒酒了 ... 转氨酶也正常了" adds no drink.
     if not shared or _adds(" ".join(_state_clauses(newer, shared))):
         return False

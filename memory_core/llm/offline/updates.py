@@ -35,7 +35,9 @@ from memory_core.text.similarity import normalize_for_compare
 
 _I = re.IGNORECASE
 TOPICS_FILE = Path(__file__).with_name("topics.json")
-_ADDITIVE = re.compile(r"\b(?:also|too|as well|another|second|in addition|additionally|both)\b", _I)
+# ("second" adds a second thing, not a second try: "passed my driving test, second try")
+_ADDITIVE = re.compile(r"\b(?:also|too|as well|another|second(?! (?:try|time|attempt|go|round|shot)\b)|in addition|"
+                       r"additionally|both)\b", _I)
 _ADDITIVE_ZH = frozenset({"也", "还有", "另外", "又多了"})
 
 
@@ -301,8 +303,11 @@ def restates(newer: str, older: str) -> bool:
 
 _FIRST_OR_THIRD = re.compile(r"\b(?:I|I'm|I've|I'd|im|ive|my|me|mine|we|our|us)\b|我|\b(?:he|she|they|his|her|their)\b|他|她", _I)
 # A span of weeks or more gone by without something, after "haven't": "... had a drink in weeks".
-SPAN_WITHOUT_EN = (r"[^.!?]{0,30}\b(?:in|for)\s+(?:(?:\d+|a|an|two|three|four|five|six|several|many|a few|over a|over)\s*)?"
-                   r"(?:weeks|months?|years?)\b")
+SPAN_WITHOUT_EN = (r"[^.!?]{0,30}(?:\b(?:in|for)\s+(?:(?:\d+|a|an|two|three|four|five|six|several|many|a few|over a|over)\s*)?"
+                   r"(?:weeks|months?|years?)\b|"
+                   # "haven't touched a cigarette since march 3rd", "... since new year": since a named time
+                   r"\bsince\s+(?:january|february|march|april|may|june|july|august|september|october|november|december|"
+                   r"new year|christmas|last (?:year|month|summer|winter|spring|autumn|fall)|\d))")
 _EN_SPAN_DROPPED = re.compile(r"^\W*(?:(?:so|and|ok|okay|well|oh|finally|officially)\W+)*(?:haven'?t\b" + SPAN_WITHOUT_EN + r"|"
                               r"(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|a few)\s+(?:days?|weeks?|months?|years?)\s+"
                               r"(?:\w+-free|clean|sober)\b|"
