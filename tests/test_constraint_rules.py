@@ -82,6 +82,18 @@ def test_a_fear_bears_on_what_to_do_and_where_to_go(fear: str, request_: str) ->
     heights bears on a day out; it was kept to pet questions (the animals topic) and reached neither."""
     assert bears_on(fear, request_)
     assert not bears_on(fear, "Suggest a dinner recipe for tonight") and not bears_on(fear, "tell me a joke")
+    # a book, a gift or a film is no outing (found in review)
+    assert not bears_on("I'm scared of dogs", "recommend a good book") and not bears_on("I'm scared of dogs",
+                                                                                        "suggest a birthday gift for my mom")
+
+
+@pytest.mark.parametrize("text, kind", [
+    ("我不想放弃吃素", "diet"), ("我老公恢复吃肉了，我还是吃素", "diet"),
+    ("my husband is back to eating meat but I'm still vegetarian", "diet"), ("我又开始吃肉了", None),
+    ("I overcame my phobia of flying", None), ("I got over my phobia of flying last year", None),
+])
+def test_a_diet_lifted_is_the_users_own_and_a_phobia_overcome_is_none(text: str, kind: str | None) -> None:
+    assert constraint_kind(text) == kind
 
 
 @pytest.mark.parametrize("text", ["I'm afraid I can't come tonight", "I'm scared of losing my job",

@@ -92,6 +92,17 @@ def test_a_question_about_a_what_if_stores_none_of_it(engine, fact: str, asked_i
     assert value in first(user, asked) and supposed not in first(user, asked)
 
 
+@pytest.mark.parametrize("text, fact", [
+    ("If it matters, I'm allergic to shellfish, what can I order?", "I'm allergic to shellfish"),
+    ("If I remember right, my flight is at 9, when should I leave?", "my flight is at 9"),
+    ("如果没记错，我是O型血，能给我爸献血吗？", "我是O型血"), ("如果方便的话，我下周要去北京出差，有什么推荐的吗", "我下周要去北京出差"),
+    ("要是你不介意，我是素食者，晚饭吃什么好", "我是素食者"),
+])
+def test_a_hedge_before_a_fact_is_no_what_if(text: str, fact: str) -> None:
+    # found in review: "if it matters" conditions the telling, not the fact
+    assert statement_part(text) == fact
+
+
 # ---- questions and small talk are not facts, and small talk recalls nothing ----------------------
 @pytest.mark.parametrize("text", ["我的医保卡是蓝色的还是绿色的来着", "新年快乐呀", "lol ok thanks, that's all for today"])
 def test_either_or_questions_and_greetings_are_not_stored(engine, text: str) -> None:  # type: ignore[no-untyped-def]

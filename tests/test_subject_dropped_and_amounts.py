@@ -36,6 +36,10 @@ engine = backend_engine_fixture("dropped-subject", START)
     ("I smoke about a pack a day, have for years", False), ("have been vegan since 2019", False),
     ("has been a rough week at work", False), ("did so twice last month", False),
     ("have you been vegan long", True), ("is drop off before 8:30", True), ("have any of you tried it", True),
+    # found in review: a question typed without "?" whose subject opens with too / about / for / still
+    ("Is too much protein bad for your kidneys", True), ("Is about 6 hours of sleep enough", True),
+    ("Have ever been to Iceland", True), ("Is still open on sundays the pharmacy near me", True),
+    ("Do for loops work the same in python 3", True), ("Is at 3pm ok for the meeting", True),
 ])
 def test_a_dropped_i_is_no_question(text: str, asks: bool) -> None:
     assert is_question(text) is asks

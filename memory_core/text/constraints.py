@@ -62,6 +62,7 @@ _FEAR = re.compile(
     r"\b(?:terrified|scared|afraid|frightened) (?:to death )?of (?:the )?(?:" + _FEAR_OBJECTS + r")\b|"
     r"\b(?:" + _FEAR_OBJECTS + r") (?:really )?(?:terrif(?:y|ies)|scares?|frightens?) me\b|"
     r"\b(?:acro|claustro|aero|arachno|aqua|cyno|trypano)phobi\w*|\bfear of (?:" + _FEAR_OBJECTS + r")\b|"
+    r"(?<!\bovercame my )(?<!\bgot over my )(?<!\bused to have a )(?<!\bhad a )(?<!\babout )"
     r"\bphobi(?:a|c) (?:of|about|around) (?:the )?(?:" + _FEAR_OBJECTS + r")\b|\b(?:" + _FEAR_OBJECTS + r") phobia\b|"
     r"恐高|(?<![哪可不])怕(?:高|水|黑|打针|蛇|狗|坐飞机)|晕高|恐飞|幽闭恐惧|密集恐惧|社恐", _I)
 # A fear said to be over, or denied: no constraint ("I'm not afraid of heights anymore", 我以前恐高，
@@ -80,7 +81,7 @@ _REVOKED = re.compile(r"\b(?:no longer|not|stopped being|quit being) (?:a )?(?:v
                       r"vegan|vegetarian|gluten-free|diet)\b|"
                       r"\b(?:eat|eating|drink|drinking|have|having) \w+ again\b|\bback to eating meat\b|"
                       r"\bgave up (?:being )?(?:vegetarian|vegan|pescatarian)\b|不再吃素|不吃素了|开始吃肉|又吃肉|恢复吃(?:肉|荤)|开荤了|"
-                      r"(?<![没不别])放弃(?:了)?(?:吃素|素食)|(?:吃素|素食)(?:这条路|这件事)?(?:只能)?(?:先)?放弃了|"
+                      r"(?:吃素|素食)(?:这条路|这件事)?(?:只能)?(?:先)?放弃了|"
                       r"又(?:开始)?(?:吃|喝)|现在(?:又)?(?:可以|能)(?:吃|喝)|"
                       # "现在中辣随便吃", "I can handle spicy food now"
                       r"现在(?:(?![不没别])[^，,。！!？?\s]){0,4}(?<![不没别])(?:随便吃|随便喝|敢吃|吃得了|喝得了|能吃|能喝)|"
@@ -181,6 +182,11 @@ _TOPICS: dict[str, re.Pattern[str]] = {
         # planning a week or a day is scheduling: "never on Saturdays" bears on "plan my errands"
         r"plan|planning|errands|calendar|agenda|week|weekdays?|saturdays?|sundays?)\b|安排|日程|计划|周末|周六|周日", _I),
 }
+# Where to go and what to do with one's time: what any fear bears on ("make friends in a new city":
+# dog parks; "a fun saturday in chicago": the skydeck), not a book, a gift or a film.
+_OUTING = re.compile(r"\b(?:things to do|meet people|make friends|go out|day out|weekend|saturday|sunday|trip|travel|"
+                     r"visit|explore|tour|outing|activities|sightseeing|date night|hang ?out)\b|"
+                     r"交朋友|认识(?:新)?朋友|周末|出去玩|去哪玩|逛|旅行|旅游|景点|约会", _I)
 # Words that make a request (and not only a question about the user).
 _REQUEST_WORDS = re.compile(
     r"推荐|建议|安排|计划|准备|做什么|吃什么|喝什么|玩什么|去哪|买什么|送什么|带什么|点什么|怎么做|有什么好|来点|想吃|想喝|"
@@ -223,8 +229,16 @@ def _kind_of(statement: str) -> str | None:
         return "allergy"
     if _INSTRUCTION.search(statement):
         return "instruction"
-    if _REVOKED.search(statement):
-        return None
+    revoked = _REVOKED.search(statement)
+    if revoked is not None:
+        clause = _CLAUSE.split(statement[revoked.start():], 1)[0]
+        head = _CLAUSE.split(statement[:revoked.start()])[-1]
+        if subject_of(head + clause).split("/")[-1] == "self":
+            return None
+        # "我老公恢复吃肉了，我还是吃素": another's diet lifted; the user's own still holds
+        statement = (statement[:revoked.start() - len(head)] + statement[revoked.start() + len(clause):]).strip(" ，,")
+        if not statement:
+            return None
     if _DIET.search(statement):
         return "diet"
     if _MEDICAL.search(statement):
@@ -267,7 +281,7 @@ def bears_on(constraint: str, query: str) -> bool:
     asked = _merge_food(topics(query))
     traits = trait_topics(constraint)
     mine = traits or _merge_food(topics(constraint))  # a trait bears on its own topics only
-    if _FEAR.search(constraint):
+    if _FEAR.search(constraint) and _OUTING.search(query):
         mine |= {"activity"}  # a fear of dogs bears on where to go and what to do, not only on pets
     if not mine or _MEDICAL.search(constraint):
         return True

@@ -78,10 +78,12 @@ _EN_WH_QUESTION = re.compile(
     r"(?:what|where|when|who|whom|whose|which|why|how)(?:\s+(?!i\b|we\b|my\b|our\b)[a-z]+){0,3}?\s+"
     r"(?:is|are|was|were|do|does|did|can|could|should|would|will|have|has|had|am|shall|may|might)\b|"
     r"how (?:many|much|long|old|often|far|come)\b|(?:what|how) about\b)", _I)
-# Words that cannot open the subject of an inverted question ("have for years", "has been a while",
-# "did so twice"): after an opening auxiliary they mean a statement with its subject dropped.
-_NO_INVERTED_SUBJECT = (r"(?:for|since|in|at|on|to|from|with|until|till|about|been|done|gone|had|got|gotten|always|ever|"
-                        r"too|also|still|so|again|twice|once)\b")
+# What cannot open the subject of an inverted question ("have for years", "has been a while", "did so
+# twice"): after an opening auxiliary it means a statement with its subject dropped. Not a bare "too",
+# "about", "at", "still": "Is too much protein bad", "Is about 6 hours enough", "Is still open on
+# sundays the pharmacy" ask (found in review).
+_NO_INVERTED_SUBJECT = (r"(?:been|done|gone|had|got|gotten)\b|(?:for|since)\s+(?:years|ages|months|weeks|decades|a while|"
+                        r"a long time|a year|a month|\d+|forever)\b|so\s+(?:twice|once|too|again|already|before)\b")
 _EN_AUX_QUESTION = re.compile(
     r"^(?:so|and|but|ok|okay|hey|hi|well|um|oh)?[,\s]*"
     r"(?:(?:do|does|did|can|could|would|will|is|are|am|was|were|have|has|had|should|shall|may|might|"
@@ -356,6 +358,11 @@ _ASKED_TO_KEEP_ZH = re.compile(r"(?:请|麻烦)?你?(?:帮我|给我|替我)?(?:
 # A sentence that opens with a condition and ends asking is one question about a what-if: the
 # clauses between ("每天坐高铁来北京上班") are part of what is supposed, not facts.
 _WHAT_IF_OPENING = re.compile(r"^\W*(?:要是|如果|假如|假设|万一|倘若|\bif\b|\bwhat if\b|\bsuppose\b|\bsupposing\b)", _I)
+# ... but a hedge about the conversation opens a real fact: "If it matters, I'm allergic to shellfish",
+# "If I remember right, my flight is at 9", "如果没记错，我是O型血", "如果方便的话，我下周要去北京出差".
+_HEDGE = re.compile(r"matters?|helps?|need(?:s|ed)? to know|remember|recall|mistaken|wondering|(?:didn'?t|don'?t) know|"
+                    r"honest|possible|useful|changes anything|care|ask|interested|curious|relevant|"
+                    r"的话|方便|有用|记得|记错|介意|问|实话|需要|想知道|有关系|有帮助", _I)
 
 
 @lru_cache(maxsize=8192)  # pure; the importance, constraint and conflict rules all ask it of one text
@@ -388,7 +395,7 @@ def statement_part(text: str) -> str:
         if all(k == "statement" for k in kinds):
             kept.append(sentence)
             continue
-        if kinds[-1] != "statement" and _WHAT_IF_OPENING.match(clauses[0]):
+        if kinds[-1] != "statement" and _WHAT_IF_OPENING.match(clauses[0]) and not _HEDGE.search(clauses[0]):
             continue  # "要是搬去天津住 每天坐高铁来北京上班 现实吗": every clause is the what-if asked about
         pieces: list[str] = []
         for index, (clause, kind) in enumerate(zip(clauses, kinds)):

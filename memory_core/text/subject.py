@@ -72,15 +72,26 @@ _EN_NAME = re.compile(r"(?<![\w'’])([A-Z][a-zà-öø-ÿ]+(?:\s[A-Z][a-zà-öø
                       r"worked|has|had|moved|likes|loves|hates|got|just|prefers|eats|drinks|doesn't|does|can|will|"
                       r"'s|and I\b)")
 _EN_NAME_S = re.compile(r"(?:^\W*|[,;:—–-]\s*|\b(?:and|but|so)\s+)([A-Z][a-zà-öø-ÿ]+)['’]s\b")
-# Someone introduced by where they work or live: "Dave from accounting", "Priya on my team", "the guy
-# next door", "财务部的小王", "隔壁的老李", "公司的Dave".
+# Someone introduced by where they work or live, opening the statement and doing something:
+# "Dave from accounting just bought a Tesla", "Priya on my team is vegan", "Sam next door adopted a
+# puppy", "公司的Dave买了新车" (a Latin name after 的). Not "Working from the office", "Im at work",
+# "Stuck at work again": a word in -ing or a sentence opener is no name, and "at / in" a place says
+# where the user is, so only "from", "on my team" and "next door" introduce someone.
+# 小王 / 老李 (a surname after 小 or 老) is how colleagues and neighbours are called; surnames that also
+# open common words (程序, 高手, 金额, 方便, 马上 ...) are left out: 小程序 is no one.
+_SURNAME = "[王李张刘陈杨赵吴周徐孙胡郭何林罗郑梁谢宋唐许韩冯邓曹彭曾肖董袁潘蒋蔡杜叶苏魏吕丁沈姚卢姜崔钟谭陆汪范廖贾韦邹孟熊秦邱尹薛闫段雷侯陶黎贺顾郝龚邵严覃戴莫孔汤]"
+_NOT_INTRODUCED = frozenset("""Im Ive Back Home Busy Late Stuck Lunch Dinner Breakfast Still Just Now Then Also
+    Fresh Early Off Out Up Down Today Yesterday Tonight Weekend Monday Tuesday Wednesday Thursday Friday Saturday
+    Sunday""".split())
 _INTRODUCED = re.compile(
-    r"(?:^\W*|[,;:—–-]\s*|\b(?:and|but|so|today|yesterday)\s+)(?P<name>(?-i:[A-Z][a-zà-öø-ÿ]+))\s+(?:"
-    r"(?:from|at|in|on)\s+(?:the\s+|my\s+|our\s+)?(?:work|office|accounting|finance|hr|sales|marketing|legal|it|"
-    r"engineering|team|department|dept|gym|church|class|school|uni|book club|next door)\b|"
-    r"(?:next door|upstairs|downstairs|down the hall)\b)|"
-    r"(?:^\W*|[，,。；;]\s*)[\u4e00-\u9fff]{0,4}(?:部|组|科|处|室|团队|公司|单位|隔壁|楼上|楼下|对门|小区|健身房)的"
-    r"(?P<name_zh>(?:小|老)[\u4e00-\u9fff]|(?-i:[A-Z][a-z]+))", re.IGNORECASE)
+    r"^\W*(?P<name>(?-i:[A-Z][a-zà-öø-ÿ]+))\s+(?:from\s+(?:the\s+|my\s+|our\s+)?(?:work|office|accounting|finance|hr|"
+    r"sales|marketing|legal|it|engineering|team|department|dept|gym|church|class|school|uni|book club)|"
+    r"on\s+(?:my|our)\s+team|next door|upstairs|downstairs|down the hall)\b"
+    r"(?!\s+(?:and|&)\s+(?:i|me)\b)(?=\s+(?:just\s+|also\s+|finally\s+)?(?:is|was|has|had|'s|got|bought|adopted|"
+    r"moved|left|quit|drives|lives|works|loves|hates|won't|can't|never|always|keeps)\b)|"
+    r"^\W*[\u4e00-\u9fff]{0,4}(?:部|组|科|处|室|团队|公司|单位|隔壁|楼上|楼下|对门|小区|健身房)的"
+    r"(?P<name_zh>(?-i:[A-Z][a-z]+)|(?:小|老)" + _SURNAME + ")",
+    re.IGNORECASE)
 _CLAUSE_START = re.compile(r"[。！？!?；;\n]|[，,](?=\s*(?:but|and then|however|while|whereas|而|但|不过|可是|他|她|我))", _I)
 _NOT_NAMES = frozenset("""I The A An My Our This That These Those It He She They We You Today Yesterday Tomorrow
     Tonight Last Next Every Each Also Just Still Now Then So And But Or If When While Mom Dad""".split())
@@ -114,12 +125,10 @@ def _person_in(fragment: str) -> str | None:
     for m in _EN_NAME_S.finditer(fragment):
         if m.group(1) not in _NOT_NAMES and not any(start == m.start(1) for start, _ in found):
             found.append((m.start(1), f"name:{m.group(1).lower()}"))
-    # "Dave from accounting just bought a Tesla", "财务部的小王买了特斯拉": someone introduced by where
-    # they work or live is someone else, whatever verb follows.
-    for m in _INTRODUCED.finditer(fragment):
-        group = "name" if m.group("name") else "name_zh"
-        if not any(start == m.start(group) for start, _ in found):
-            found.append((m.start(group), f"name:{m.group(group).lower()}"))
+    # "财务部的小王刚提了辆特斯拉": a colleague called by surname, where they work said first.
+    introduced = _INTRODUCED.match(fragment)
+    if introduced is not None and introduced.group("name_zh"):
+        found.append((introduced.start("name_zh"), f"name:{introduced.group('name_zh')}"))
     # "王丽搬到上海了", "小王现在在谷歌上班了": a person's name (jieba tags it nr) opening the clause.
     for start, name in _zh_names(fragment):
         found.append((start, f"name:{name}"))
@@ -252,6 +261,14 @@ _REPORTED = re.compile(
     _I)
 
 
+# What a landlord or a doctor says of another flat, of people in general or of a time to come is not
+# the user's fact: "the flat upstairs rents for 2000", "normal blood pressure is under 120",
+# "楼上那家的房租是5000", "一般人的血压是120", "等血压稳定了可以停药" (found in review).
+_NOT_THE_USERS = re.compile(r"\b(?:upstairs|downstairs|next door|neighbou?rs?'?|the guy|the flat|the other|normal|average|"
+                            r"most people|everyone|anyone|people|in general|usually|if|once|when)\b|"
+                            r"楼上|楼下|隔壁|邻居|那家|别人|一般人|正常人|大部分人|大多数人|一般|正常的|等|如果|要是", _I)
+
+
 def _reported_subject(text: str, end: int) -> str | None:
     """Whom what a person is said to have said is about, or None when ``text`` reports no one's
     words in its first statement (or reports a relative's or friend's news that names no one)."""
@@ -267,8 +284,10 @@ def _reported_subject(text: str, end: int) -> str | None:
         return None  # "the weather said ...", "it says ...": no person reports anything
     content = text[reported.end():]
     said_of = subject_of(content)
-    if said_of != "self" or counterpart or _SELF.search(_FIRST_CLAUSE.split(content, 1)[0]):
+    if said_of != "self" or _SELF.search(_FIRST_CLAUSE.split(content, 1)[0]):
         return said_of
+    if counterpart and not _NOT_THE_USERS.search(content):
+        return "self"
     return None
 
 
@@ -324,7 +343,9 @@ def about_someone_else(text: str) -> bool:
     person's does ("Bart与家人享用了早餐" is Bart's). A transcript line belongs to its speaker,
     which the speaker part ranks."""
     introduced = _INTRODUCED.match(text)
-    if introduced is not None and speaker_label(text) is None and not _TO_THE_USER.search(text) \
+    if introduced is not None and (introduced.group("name") or "") not in _NOT_INTRODUCED \
+            and not (introduced.group("name") or "x").endswith("ing") and speaker_label(text) is None \
+            and not _TO_THE_USER.search(text) \
             and not _USER_IN_IT.search(_FIRST_CLAUSE.split(text[introduced.end():], 1)[0]):
         return True  # "Dave from accounting just bought a Tesla": a colleague's, not the user's
     opening = _OPENS_WITH_OTHER.search(text)

@@ -21,12 +21,14 @@ from memory_core.text.subject import subject_of
 _I = re.IGNORECASE
 STATES_FILE = Path(__file__).with_name("states.json")
 # A state ends ("药已经停了", "quit", "no longer") without a negation word.
-_STOPPED = re.compile(r"停了|停药|戒了|戒掉|戒\w{1,2}了|不再|放弃了|卖了|卖掉|被偷|送人了|还清|还完了|结清|\bpaid (?:it |them )?off\b|"
+_STOPPED = re.compile(r"停了|停药|戒了|戒掉|戒\w{1,2}了|不再|放弃了|卖了|卖掉|被偷|送人了|(?<!等)还清|还完了|结清|"
+                      r"(?<!\bonce )(?<!\bwhen )(?<!hoping to have the mortgage )\bpaid (?:it |them )?off\b(?! by\b)|"
                       r"\bstopped\b|\bquit\b|\bgave up\b|\bno longer\b|\bnot any ?more\b|\banymore\b|"
                       r"\bcut out\b|\bsold\b|\bgot rid of\b|\bgave (?:it |him |her |them )?away\b|\bwas stolen\b|"
-                      r"\bgot stolen\b|\b(?:since|after) (?:selling|quitting|stopping|giving up)\b|"
-                      # "dr patel said i can stop the pills", "stopping my meds next week"
-                      r"\b(?:can|could|get to|will|going to|gonna) stop (?:the |my |taking )|\bstopping (?:the |my )|"
+                      r"\bgot stolen\b|\b(?:since|after) (?:selling|quitting|giving up) (?:the |my |our )?"
+                      r"(?:car|bike|motorbike|scooter|van|truck|cigarettes|smokes|smoking|vaping|drinking|booze|coffee)\b|"
+                      # "dr patel said i can stop the pills" (now, not "if my numbers hold", "next month")
+                      r"\bcan stop (?:the |my |taking )(?![^.!?]*\b(?:if|unless|once|when|next|soon)\b)|"
                       # a span of time without it: "已经三个月没碰烟了", "3 months smoke-free", "haven't had a drink in weeks"
                       # (a counted span of weeks or more: not 今天 / 这两天 / 一天 without it)
                       r"(?:[两三四五六七八九十几多]|\d+|半)(?:个)?(?:周|星期|礼拜|月|年)(?:多)?(?:都|了)?(?:没|不)(?:碰|抽|喝|吃|沾|去)|"
@@ -72,9 +74,21 @@ def _speaking_clauses(text: str, states: frozenset[str]) -> list[str]:
 _NOT_DONE = re.compile(r"还?没(?:有)?(?:还完|还清|付完|结清)|\bnot (?:yet )?paid (?:it )?off\b|\bhaven'?t (?:yet )?paid (?:it )?off\b", _I)
 
 
+# An end only looked forward to ("等房贷还清了我就辞职", "once the mortgage is paid off we'll travel")
+# or a test failed ("failed my driving test the second time"): the state is still there.
+_PENDING = re.compile(r"等(?:到)?[^，。,.!?！？]{0,10}(?:还清|还完|结清|停)|\b(?:once|when|after|until|hoping|hope|plan(?:ning)?)\b"
+                      r"[^.!?]{0,40}\b(?:paid off|stop)", _I)
+_FAILED_TEST = re.compile(r"\bfail(?:ed|s|ing)?\b[^.!?]{0,25}\b(?:test|exam)|\b(?:test|exam)\b[^.!?]{0,10}\bfail|\bflunk(?:ed|s)?\b|"
+                          r"科[一二三四目][^，。,.!?！？]{0,3}挂了|没考过|考试没过", _I)
+
+
 def _without(text: str, states: frozenset[str]) -> bool:
     """The text says its subject has none of ``states``, or stopped ("I don't take any", "没有
     孩子", "现在完全不跑了", "药已经停了"), in a clause that speaks of them."""
+    if _FAILED_TEST.search(text):
+        return True  # "failed my driving test the second time": still no licence
+    if _PENDING.search(text) and negations(text) == 0:
+        return False  # "等房贷还清了我就辞职": the loan is still there
     clauses = [_NOT_DONE.sub(" ", c) for c in _state_clauses(text, states)]
     return any(negations(c) > 0 or _STOPPED.search(c) is not None
                or (_LACKS.search(c) is not None and not _PAST.search(c))  # "我以前是旱鸭子" lacks nothing now

@@ -307,12 +307,15 @@ SPAN_WITHOUT_EN = (r"[^.!?]{0,30}(?:\b(?:in|for)\s+(?:(?:\d+|a|an|two|three|four
                    r"(?:weeks|months?|years?)\b|"
                    # "haven't touched a cigarette since march 3rd", "... since new year": since a named time
                    r"\bsince\s+(?:january|february|march|april|may|june|july|august|september|october|november|december|"
-                   r"new year|christmas|last (?:year|month|summer|winter|spring|autumn|fall)|\d))")
+                   r"new year|christmas|last (?:year|month|summer|winter|spring|autumn|fall)|\d{4}\b|"
+                   r"\d{1,2}(?:st|nd|rd|th)\b|\d{1,2}/\d{1,2}))")  # a date, not "since 7am"
 _EN_SPAN_DROPPED = re.compile(r"^\W*(?:(?:so|and|ok|okay|well|oh|finally|officially)\W+)*(?:haven'?t\b" + SPAN_WITHOUT_EN + r"|"
                               r"(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|a few)\s+(?:days?|weeks?|months?|years?)\s+"
                               r"(?:\w+-free|clean|sober)\b|"
                               # a change told with its "I" dropped: "stopped the melatonin a month ago", "paid off the car"
-                              r"(?:just\s+|finally\s+)?(?:stopped|quit|started|sold|gave up|paid off)\b)", _I)
+                              # (not "stopped by / at the shop": a visit)
+                              r"(?:just\s+|finally\s+)?(?:stopped(?!\s+(?:by|at|in|off|for|over)\b)|quit|started|sold|gave up|"
+                              r"paid off)\b)", _I)
 _REACTION_OPENING = re.compile(r"^\W*(?:wow|awesome|great|cool|nice|congrats|congratulations|sorry|thanks|thank you|glad|"
                                r"that'?s (?:great|awesome|amazing|cool|so|really)|sounds|hey|hi|haha|lol|omg|哇|太好了|恭喜|谢谢|哈哈)\b",
                                _I)
