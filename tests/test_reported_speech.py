@@ -57,6 +57,8 @@ def test_a_landlords_notice_is_no_fact_about_the_landlord() -> None:
     ("房东说楼上那家的房租是5000", "我房租每月3800", False),
     ("My doctor said normal blood pressure is under 120", "my blood pressure is 140", False),
     ("医生说一般人的血压是120", "我血压140", False), ("医生说等血压稳定了可以停药", "我每天吃一片降压药", False),
+    ("My boss said the team's budget is now 50k", "my budget is 30k", False),
+    ("健身房的小刘教练说我体脂降到20%了", "我体脂25%", True),  # someone called by surname, reporting the user's
 ])
 def test_reported_words_replace_only_the_users_own_fact(newer: str, older: str, replaces: bool) -> None:
     assert supersedes_text(newer, older) is replaces

@@ -90,6 +90,7 @@ def test_cannot_eat_said_by_the_complement_is_a_diet(text: str, kind: str | None
     ("we have a golden retriever, Biscuit", "my neighbour had to put her dog down, so sad", False),
     # found in review: a visit, hours, a condition, a house sold, an end looked forward to, a test failed
     ("I drink 2 coffees a day", "Stopped at Starbucks for a latte on the way in", False),
+    ("I take melatonin every night", "Stopped at the pharmacy for my melatonin", False),
     ("I drink 3 coffees a day", "haven't had a coffee since 7am, dying here", False),
     ("I take metformin every day", "I will stop the medication if the side effects get worse", False),
     ("I take blood pressure pills every day", "my doctor said i can stop the pills next month if my numbers hold", False),

@@ -185,7 +185,7 @@ _TOPICS: dict[str, re.Pattern[str]] = {
 # Where to go and what to do with one's time: what any fear bears on ("make friends in a new city":
 # dog parks; "a fun saturday in chicago": the skydeck), not a book, a gift or a film.
 _OUTING = re.compile(r"\b(?:things to do|meet people|make friends|go out|day out|weekend|saturday|sunday|trip|travel|"
-                     r"visit|explore|tour|outing|activities|sightseeing|date night|hang ?out)\b|"
+                     r"visit|explore|tour|outing|activities|sightseeing|hang ?out)\b|"
                      r"交朋友|认识(?:新)?朋友|周末|出去玩|去哪玩|逛|旅行|旅游|景点|约会", _I)
 # Words that make a request (and not only a question about the user).
 _REQUEST_WORDS = re.compile(

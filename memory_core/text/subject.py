@@ -38,6 +38,9 @@ PERSON_NOUNS_ZH = tuple(sorted(
     老板 上司 领导 经理 主管 老师 师傅 医生 房东 岳父 岳母 公公 婆婆 家人 父母 爸妈 小孩 大哥 大姐 二哥 二姐 小姨 大姨 姨妈
     姐夫 嫂子 弟媳 妹夫 同桌 队友 导师 助理 保姆""".split(), key=len, reverse=True))
 _PERSON_ZH_RE = re.compile("|".join(PERSON_NOUNS_ZH))
+# 小王 / 老李 (a surname after 小 or 老) is how colleagues and neighbours are called; surnames that also
+# open common words (程序, 高手, 金额, 方便, 马上 ...) are left out: 小程序 is no one.
+_SURNAME_ZH = "[王李张刘陈杨赵吴周徐孙胡郭何林罗郑梁谢宋唐许韩冯邓曹彭曾肖董袁潘蒋蔡杜叶苏魏吕丁沈姚卢姜崔钟谭陆汪范廖贾韦邹孟熊秦邱尹薛闫段雷侯陶黎贺顾郝龚邵严覃戴莫孔汤]"
 # One name for each person a user may call several ways ("闺女" is "女儿", "boss" is "manager").
 _SAME_PERSON = {
     "mom": "mother", "mum": "mother", "mommy": "mother", "mummy": "mother", "dad": "father", "daddy": "father",
@@ -77,9 +80,6 @@ _EN_NAME_S = re.compile(r"(?:^\W*|[,;:—–-]\s*|\b(?:and|but|so)\s+)([A-Z][a-z
 # puppy", "公司的Dave买了新车" (a Latin name after 的). Not "Working from the office", "Im at work",
 # "Stuck at work again": a word in -ing or a sentence opener is no name, and "at / in" a place says
 # where the user is, so only "from", "on my team" and "next door" introduce someone.
-# 小王 / 老李 (a surname after 小 or 老) is how colleagues and neighbours are called; surnames that also
-# open common words (程序, 高手, 金额, 方便, 马上 ...) are left out: 小程序 is no one.
-_SURNAME = "[王李张刘陈杨赵吴周徐孙胡郭何林罗郑梁谢宋唐许韩冯邓曹彭曾肖董袁潘蒋蔡杜叶苏魏吕丁沈姚卢姜崔钟谭陆汪范廖贾韦邹孟熊秦邱尹薛闫段雷侯陶黎贺顾郝龚邵严覃戴莫孔汤]"
 _NOT_INTRODUCED = frozenset("""Im Ive Back Home Busy Late Stuck Lunch Dinner Breakfast Still Just Now Then Also
     Fresh Early Off Out Up Down Today Yesterday Tonight Weekend Monday Tuesday Wednesday Thursday Friday Saturday
     Sunday""".split())
@@ -90,7 +90,7 @@ _INTRODUCED = re.compile(
     r"(?!\s+(?:and|&)\s+(?:i|me)\b)(?=\s+(?:just\s+|also\s+|finally\s+)?(?:is|was|has|had|'s|got|bought|adopted|"
     r"moved|left|quit|drives|lives|works|loves|hates|won't|can't|never|always|keeps)\b)|"
     r"^\W*[\u4e00-\u9fff]{0,4}(?:部|组|科|处|室|团队|公司|单位|隔壁|楼上|楼下|对门|小区|健身房)的"
-    r"(?P<name_zh>(?-i:[A-Z][a-z]+)|(?:小|老)" + _SURNAME + ")",
+    r"(?P<name_zh>(?-i:[A-Z][a-z]+)|(?:小|老)" + _SURNAME_ZH + ")",
     re.IGNORECASE)
 _CLAUSE_START = re.compile(r"[。！？!?；;\n]|[，,](?=\s*(?:but|and then|however|while|whereas|而|但|不过|可是|他|她|我))", _I)
 _NOT_NAMES = frozenset("""I The A An My Our This That These Those It He She They We You Today Yesterday Tomorrow
@@ -254,7 +254,9 @@ _SAYS_EN = (r"(?:just|finally|also|now|today|yesterday)?\s*(?:said|says|told (?:
             r"(?:\s+(?:me|us))?(?:\s+that)?")
 _REPORTED = re.compile(
     r"^\W*(?:(?:今天|昨天|前天|最近|上周|刚才|刚刚|哎|唉|对了|跟你说)\s*)*(?:我的?|我们的?|我家)?"
-    rf"(?:(?P<zh_counterpart>{_COUNTERPART_ZH})|{'|'.join(PERSON_NOUNS_ZH)}|我(?:爸|妈|哥|姐|弟|妹|爷|奶|姥))"
+    rf"(?:(?P<zh_counterpart>{_COUNTERPART_ZH})|{'|'.join(PERSON_NOUNS_ZH)}|我(?:爸|妈|哥|姐|弟|妹|爷|奶|姥)|"
+    # "健身房的小刘教练说我体脂降了": someone called by surname, with a title
+    r"[\u4e00-\u9fff]{0,5}的?(?:小|老)" + _SURNAME_ZH + r"(?:教练|老师|医生|大夫|师傅|经理|总|姐|哥)?)"
     rf"{_SAYS_ZH}[\s,，:：]*|"
     r"^\W*(?:(?:so|and|oh|btw|also|well|lol|ugh|today|yesterday|guess what)\W+)*(?:(?:my|our|the)\s+)?"
     rf"(?:(?P<en_counterpart>{_COUNTERPART_EN})|[a-z\-]+)\s+{_SAYS_EN}[\s,:\-–—]*",
@@ -265,8 +267,12 @@ _REPORTED = re.compile(
 # the user's fact: "the flat upstairs rents for 2000", "normal blood pressure is under 120",
 # "楼上那家的房租是5000", "一般人的血压是120", "等血压稳定了可以停药" (found in review).
 _NOT_THE_USERS = re.compile(r"\b(?:upstairs|downstairs|next door|neighbou?rs?'?|the guy|the flat|the other|normal|average|"
-                            r"most people|everyone|anyone|people|in general|usually|if|once|when)\b|"
-                            r"楼上|楼下|隔壁|邻居|那家|别人|一般人|正常人|大部分人|大多数人|一般|正常的|等|如果|要是", _I)
+                            r"most people|everyone|anyone|people|in general|usually|if|once|when|team'?s?|company'?s?|"
+                            r"department|office)\b|"
+                            r"楼上|楼下|隔壁|邻居|那家|别人|一般人|正常人|大部分人|大多数人|一般|正常的|等|如果|要是|公司的|团队|部门", _I)
+
+
+_CALLED_BY_SURNAME = re.compile("(?:小|老)" + _SURNAME_ZH)
 
 
 def _reported_subject(text: str, end: int) -> str | None:
@@ -279,14 +285,16 @@ def _reported_subject(text: str, end: int) -> str | None:
         return None
     word = reported.group(0)
     counterpart = reported.group("zh_counterpart") or reported.group("en_counterpart")
-    if not counterpart and not (_PERSON_ZH_RE.search(word) or _MY_KIN_ZH.search(word)
+    if not counterpart and not (_PERSON_ZH_RE.search(word) or _MY_KIN_ZH.search(word) or _CALLED_BY_SURNAME.search(word)
                                 or set(re.findall(r"[a-z\-]+", word.lower())) & PERSON_NOUNS_EN):
         return None  # "the weather said ...", "it says ...": no person reports anything
     content = text[reported.end():]
     said_of = subject_of(content)
-    if said_of != "self" or _SELF.search(_FIRST_CLAUSE.split(content, 1)[0]):
+    if said_of != "self":
         return said_of
-    if counterpart and not _NOT_THE_USERS.search(content):
+    if _NOT_THE_USERS.search(content):
+        return None  # "most people my age", "the team's budget": the speaker's word, not the user's fact
+    if counterpart or _SELF.search(_FIRST_CLAUSE.split(content, 1)[0]):
         return "self"
     return None
 

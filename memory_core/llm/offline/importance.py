@@ -105,7 +105,8 @@ _DIET_RE = re.compile(
 # years (4, like a diet); a routine with a frequency ("I run every morning", "每周游泳三次", "3 coffees
 # a day") lasts like a hobby (3). Both were rated 2, gone in 180 days while the smoker still smokes.
 _SUBSTANCE_RE = re.compile(
-    r"\bI (?:still |usually |only |don'?t |never |no longer )?(?:smoke|vape|chain-?smoke)\b|\bI(?:'m| am) a (?:heavy |light |social )?"
+    r"\bI (?:still |usually |only |don'?t |never |no longer )?(?:smoke|vape|chain-?smoke)\b(?! (?:my own |the |some |a )?"
+    r"(?:brisket|salmon|meat|ribs|fish|cheese|sausages?|pork|turkey|chicken|bacon|ham)\b)|\bI(?:'m| am) a (?:heavy |light |social )?"
     r"(?:smoker|non-?smoker|drinker|non-?drinker)\b|\b(?:a|one|half a|two) packs? a day\b|"
     r"我(?:还|也|一直|平时)?(?:不)?(?:抽烟|吸烟|抽电子烟)|烟瘾|一天[一两半二三]包|老烟枪",
     _I,
@@ -119,6 +120,10 @@ _ROUTINE_RE = re.compile(
     r"(?:一|每)周[一两二三四五六七\d]+次",
     _I,
 )
+# A routine is the user's: "I run every morning", "我每天晨跑", not "the bus comes twice a day" or
+# "she texts me 5 times a day" (found in review).
+_MY_ROUTINE = re.compile(r"^\W*(?:i|i'm|i've|im|my|we|our)\b|\b(?:i|we)\s+(?:\w+\s+)?(?:run|swim|walk|drink|eat|go|take|"
+                         r"meditate|cycle|bike|train|work out|read|practi[sc]e|study|cook|do)\b|^\W*我(?!们的?(?:公司|小区))|^\W*每(?:天|周|晚)(?!都有)", _I)
 _INTEREST_RE = re.compile(
     r"热衷|着迷|养了|开始学|正在学|在学|学了[^，。]{0,6}(?:年|个月)|做志愿者|当志愿者|收藏|"
     r"\bpassionate\b|\bpassion\b|\bmy go-to\b|\bdrawn to\b|\bobsessed with\b|"
@@ -319,7 +324,8 @@ def importance_of(text: str, now: datetime) -> int:
     salience = _salience(text)
     if salience:
         return salience
-    if any(r.search(text) for r in (_PLAN_RE, _HOBBY_RE, _INTEREST_RE, _EPISODE_RE, _ROUTINE_RE)):
+    if any(r.search(text) for r in (_PLAN_RE, _HOBBY_RE, _INTEREST_RE, _EPISODE_RE)) or (
+            _ROUTINE_RE.search(text) and _MY_ROUTINE.search(text)):
         return 3
     if _OPINION_RE.search(text):
         return 2

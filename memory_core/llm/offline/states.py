@@ -23,7 +23,7 @@ STATES_FILE = Path(__file__).with_name("states.json")
 # A state ends ("药已经停了", "quit", "no longer") without a negation word.
 _STOPPED = re.compile(r"停了|停药|戒了|戒掉|戒\w{1,2}了|不再|放弃了|卖了|卖掉|被偷|送人了|(?<!等)还清|还完了|结清|"
                       r"(?<!\bonce )(?<!\bwhen )(?<!hoping to have the mortgage )\bpaid (?:it |them )?off\b(?! by\b)|"
-                      r"\bstopped\b|\bquit\b|\bgave up\b|\bno longer\b|\bnot any ?more\b|\banymore\b|"
+                      r"\bstopped\b(?!\s+(?:by|at|in|off|for|over)\b)|\bquit\b|\bgave up\b|\bno longer\b|\bnot any ?more\b|\banymore\b|"
                       r"\bcut out\b|\bsold\b|\bgot rid of\b|\bgave (?:it |him |her |them )?away\b|\bwas stolen\b|"
                       r"\bgot stolen\b|\b(?:since|after) (?:selling|quitting|giving up) (?:the |my |our )?"
                       r"(?:car|bike|motorbike|scooter|van|truck|cigarettes|smokes|smoking|vaping|drinking|booze|coffee)\b|"
