@@ -63,6 +63,8 @@ def test_a_lasting_fact_is_still_recalled_most_of_a_year_on(engine, fact: str, q
     # tobacco and drink last and a doctor or a form asks about them; a routine lasts like a hobby
     ("I smoke about a pack a day", 4), ("I vape, trying to cut down", 4), ("I'm a social smoker", 4),
     ("我烟瘾挺大的 一天一包", 4), ("我不抽烟", 4),
+    # a loan runs for years (c-zh rz-negation-006: rated 2, it had expired before it was paid off)
+    ("房贷还剩二十万没还完 每个月还四千多", 4), ("our mortgage is 1800 a month", 4),
     ("I run every morning before work", 3), ("I drink 3 coffees a day", 3), ("我每周游泳三次", 3), ("我每天晨跑五公里", 3),
 ])
 def test_a_habit_is_no_passing_remark(text: str, least: int) -> None:
@@ -72,7 +74,8 @@ def test_a_habit_is_no_passing_remark(text: str, least: int) -> None:
 @pytest.mark.parametrize("text", ["I took a day off", "a day at the beach was nice", "等了一天快递", "一周的工作总算做完了", "what a week, honestly",
                                   # found in review: another's routine, a shop's hours, meat smoked
                                   "The pharmacy is open daily", "she texts me 5 times a day lol", "the bus comes twice a day here",
-                                  "每天都有新闻说房价跌了", "I smoke brisket every summer for the neighbours"])
+                                  "每天都有新闻说房价跌了", "I smoke brisket every summer for the neighbours",
+                                  "mortgage rates are crazy right now", "房贷利率又降了"])
 def test_a_day_named_is_no_habit(text: str) -> None:
     assert importance_of(text, NOW) <= 2
 

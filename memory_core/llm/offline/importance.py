@@ -47,6 +47,9 @@ _ARRANGEMENT_RE = re.compile(
     r"bungalow|studio|townhouse|terrace)\b|\b(?:I|we) drive an? \b|\bmy (?:car|ride) is\b|"
     r"\bmy (?:\w+ )?(?:dentist|doctor|gp|physician|therapist|boss|manager|supervisor|landlord|landlady)(?:'s name)? "
     r"(?:is|'s)\b|"
+    # a loan runs for years: "每个月还房贷六千多", "our mortgage is 1800 a month"
+    r"(?:我|我们|我家)的?[^，。,.]{0,4}(?:房贷|车贷|按揭)|还(?:房贷|车贷)|(?:房贷|车贷)(?:还(?:剩|有|欠)|每个?月)|"
+    r"\b(?:my|our) (?:\w+ )?(?:mortgage|car loan|student loans?)\b|"
     r"租的房子|租房|合租|我开的是|我的车是|我的(?:\w{0,4})(?:牙医|医生|领导|上司|老板|主管|房东)(?:是|叫)|"
     r"(?:一直|都|常)在[^，。,.!?！？\s]{1,10}医院[^，。,.!?！？\s]{0,6}看|\bmy (?:\w+ )?(?:clinic|hospital) is\b",
     _I)
