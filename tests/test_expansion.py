@@ -22,6 +22,7 @@ NOW = datetime(2025, 6, 1, 12, tzinfo=timezone.utc)
     ("what is my phone number", "电话"),
     ("我的邮箱是什么", "email"),
     ("what car do I drive, need it for the insurance form", "drive"), ("我开的什么车来着 保险要续了", "车"),
+    ("which city am i living in rn", "moved"), ("我现在住哪个区", "搬"),
 ])
 def test_slot_questions_get_their_words(query: str, must: str) -> None:
     assert must in slot_keywords(query).split()

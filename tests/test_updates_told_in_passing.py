@@ -66,6 +66,11 @@ def test_what_the_user_does_with_someone_is_the_users(text: str, subject: str) -
     ("my blood pressure pill is amlodipine, one every morning",
      "checkup today, the doc thinks the swollen ankles are from the pill so she switched me to irbesartan",
      "what blood pressure pill am I on now?", "irbesartan", "amlodipine"),
+    # probe set h-en: a move told inside a story, asked "which city" (rated a passing remark, and the
+    # question named no slot, so nothing cleared the threshold)
+    ("i rent a one-bed in Leeds, Headingley area, walls are paper thin",
+     "flight got delayed two hours so i didnt get back to my new flat in Sheffield till midnight, still sleeping "
+     "on a mattress on the floor lmao", "which city am i living in rn", "Sheffield", "Headingley"),
 ])
 def test_an_update_told_in_passing_replaces_the_old_fact(engine, older: str, newer: str, query: str,  # type: ignore[no-untyped-def]
                                                          value: str, stale: str) -> None:
@@ -133,3 +138,11 @@ def test_eating_what_one_is_allergic_to_or_a_test_that_confirms_it_lifts_no_alle
     assert not supersedes_text("the asthma diagnosis was not a misdiagnosis", "I have asthma, I use a blue inhaler")
     assert not supersedes_text("复查了 不是误诊 青霉素还是过敏", "我青霉素过敏")
     assert not supersedes_text("跟我哥借车 他现在开的是比亚迪", "我开的是卡罗拉")  # the brother's car
+
+
+def test_someone_elses_new_flat_moves_no_one() -> None:
+    from memory_core.llm.offline.slots import supersedes_text
+
+    old = "i rent a one-bed in Leeds, Headingley area, walls are paper thin"
+    assert not supersedes_text("helped my sister move into her new flat in York, her place is tiny", old)
+    assert supersedes_text("got back to my new flat in Sheffield till midnight", old)

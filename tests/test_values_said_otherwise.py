@@ -44,6 +44,9 @@ def test_chinese_numerals_are_values(text: str, numbers: set[str]) -> None:
     ("the code isn't 4821, it's 4827", True), ("it was not 12B, it was 12C", True),
     ("my flight isn't BA287 it's BA278", True),
     ("I'm not sure, it's late", False), ("it's not a big deal, it's fine", False), ("he isn't 40, is he", False),
+    # said backwards (probe set h-en)
+    ("i got it backwards, my locker is 4172", True), ("it's the other way round: gate B14, not A14", True),
+    ("I walked backwards into the room lol", False),
 ])
 def test_a_value_rejected_by_name_then_given_is_a_correction(text: str, correction: bool) -> None:
     assert says_correction(text) is correction

@@ -16,8 +16,10 @@ import re
 # can be read as a statement of that slot ("school" excepted: it only widens the search).
 _SLOTS: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ("address", re.compile(r"\bwhere\b.*\b(?:i|we)\s+(?:live|living|stay|based)\b|\bmy\s+(?:home\s+)?address\b|"
+                r"\b(?:which|what)\s+(?:city|town|country|area|neighbou?rhood|part of town|suburb|state)\b.*\b(?:i|we)\s+"
+                r"(?:live|living|stay|staying|based)\b|(?:哪个|什么)(?:城市|区|小区)|"
                 r"\bwhere(?:'s| is)\s+my\s+home\b|住在?哪|家在哪|住址|我的地址|搬到哪", re.IGNORECASE),
-     "live lives living moved move relocated home address apartment 住 搬 搬家 家 地址"),
+     "live lives living moved move relocated home address apartment flat 住 搬 搬家 家 地址"),
     ("employer", re.compile(r"\bwhere\b.*\b(?:i|we)\s+work\b|\bmy\s+(?:job|employer|company|workplace)\b|"
                 r"\bwhat\b.*\b(?:i|we)\s+do\s+for\s+(?:a\s+)?(?:living|work)\b|在哪(?:里|儿)?(?:上班|工作)|我的工作|"
                 r"哪家公司", re.IGNORECASE),

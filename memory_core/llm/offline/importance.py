@@ -38,6 +38,7 @@ STAY_EN = (r"\bI(?:'m| am) (?:now |currently )?based in\b|\bI(?:'m| am) (?:now |
 STAY_ZH_PLACE = r"在(?P<stay>[^，。,.!?！？\s在]{1,10}?)(?:读研|读博|留学|读大学|念大学|读硕士|读博士)"
 _ADDRESS_RE = re.compile(
     r"住在|住址|地址|搬到|搬家|家在|\blive[sd]? in\b|\bliving in\b|\bmoved to\b|\baddress\b|\bhome is in\b|"
+    r"\bmy (?:new )?(?:flat|apartment|place|house) in (?-i:[A-Z])|"
     + STAY_EN + "|" + STAY_ZH_PLACE, _I)
 # The user's standing arrangements, plainly said: the home they rent or own, the car they drive,
 # who their dentist, doctor, boss or landlord is. Rated as remarks (2, gone in 180 days), a move
