@@ -241,3 +241,14 @@ def test_a_second_look_at_amounts_and_bookings(older: str, newer: str, replaces:
     from memory_core.llm.offline.slots import supersedes_text
 
     assert supersedes_text(newer, older) is replaces
+
+
+@pytest.mark.parametrize("old, new, query, value, stale", [
+    # 口误 / 笔误 say a slip of the tongue or the pen (probe set h-zh)
+    ("我的工号是20371，下次报销帮我填一下", "口误口误，是20317", "我工号多少", "20317", "20371"),
+    ("my locker is 4127, top row", "i got it backwards, my locker is 4172", "what's my locker number?", "4172", "4127"),
+])
+def test_a_slip_said_as_such_is_corrected(engine, old: str, new: str, query: str,  # type: ignore[no-untyped-def]
+                                          value: str, stale: str) -> None:
+    assert says_correction(new)
+    assert_replaced(User(engine), old, new, 3, query, value, stale)

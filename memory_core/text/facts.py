@@ -72,7 +72,7 @@ _CORRECTION_MARKER = re.compile(
     r"\b(?:i meant|i mean|correction|actually|my mistake|typo|not \S+ but|wrong|rather)\b|"
     r"\b(?:mixed (?:it |them )?up|had it wrong|got it wrong|(?:got|had) (?:it|that|them) backwards|the other way (?:round|around)|had (?:the|it) \w+ wrong|swapped|typo'?d|misspel\w*|wait,? no|"
     r"mis(?:read|heard|typed))\b|(?<!not a )(?<!n't a )\b(?:misdiagnos\w*|false positive)\b|(?<!不是)(?<!并非)误[判诊]|"
-    r"说错了|打错了|写错了|记错了|订错|买错|填错|约错|记反|[说写打看弄搞]反了|看错|看岔|记岔|记混|搞混|弄混|看花眼|搞错|弄错|更正|纠正|其实是|其实|应该是|"
+    r"说错了|打错了|写错了|记错了|口误|笔误|订错|买错|填错|约错|记反|[说写打看弄搞]反了|看错|看岔|记岔|记混|搞混|弄混|看花眼|搞错|弄错|更正|纠正|其实是|其实|应该是|"
     r"不是[^，。]{1,12}而?是|改一下|改成|我是说|不对|"
     # "the code isn't 4821, it's 4827": a value named to be rejected, then the right one
     r"\b(?:isn'?t|is not|wasn'?t|was not|not)\s+(?:the\s+)?(?=[\w\-.]*\d)[\w\-.]*\w\W{0,3}\s*(?:it'?s|it is|it was|its)\s+"
