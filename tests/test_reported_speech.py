@@ -21,7 +21,7 @@ import pytest
 from memory_core.llm.offline.slots import supersedes_text
 from memory_core.text.subject import about_someone_else, subject_of
 from tests.conftest import backend_engine_fixture
-from tests.test_truth_over_time import START, User, assert_replaced
+from tests.test_truth_over_time import START, User, assert_kept, assert_replaced
 
 engine = backend_engine_fixture("reported-speech", START)
 
@@ -81,12 +81,7 @@ def test_the_landlords_notice_moves_the_users_rent(engine, old: str, new: str, q
 ])
 def test_a_relatives_news_leaves_the_users_fact_current(engine, old: str, news: str, query: str,  # type: ignore[no-untyped-def]
                                                         value: str) -> None:
-    user = User(engine)
-    user.says(old)
-    remembered = user.says(news, days=40)
-    assert remembered.replaced_contents == []
-    assert old in user.active()
-    assert value in user.top(query)
+    assert_kept(User(engine), old, news, 40, query, value)
 
 
 @pytest.mark.parametrize("text, someone_else", [
@@ -111,7 +106,4 @@ def test_someone_introduced_by_where_they_work_is_someone_else(text: str, someon
 ])
 def test_a_colleagues_new_car_does_not_answer_for_the_users(engine, mine: str, theirs: str, query: str,  # type: ignore[no-untyped-def]
                                                            value: str) -> None:
-    user = User(engine)
-    user.says(mine)
-    assert user.says(theirs, days=30).replaced_contents == []
-    assert value in user.top(query)
+    assert_kept(User(engine), mine, theirs, 30, query, value)

@@ -71,6 +71,15 @@ def assert_replaced(user: User, old: str, new: str, days: int, query: str, new_v
     assert not [m for m in user.active() if old_value in m]
 
 
+def assert_kept(user: User, fact: str, other: str, days: int, query: str, value: str) -> None:
+    """``other`` (someone else's news, a wish), said ``days`` after ``fact``, replaces nothing:
+    ``fact`` stays active and is what ``query`` finds."""
+    user.says(fact)
+    assert user.says(other, days=days).replaced_contents == []
+    assert fact in user.active()
+    assert value in user.top(query)
+
+
 # ---- 1. a question is not a fact and replaces none ---------------------------------------------------
 
 

@@ -24,7 +24,7 @@ from memory_core.llm.offline.reply import answer_sentence
 from memory_core.text.facts import says_correction, signature
 from memory_core.text.intent import clause_kind
 from tests.conftest import backend_engine_fixture
-from tests.test_truth_over_time import START, User, assert_replaced
+from tests.test_truth_over_time import START, User, assert_kept, assert_replaced
 
 engine = backend_engine_fixture("values-said-otherwise", START)
 
@@ -100,11 +100,7 @@ def test_a_how_many_question_is_not_stored(engine, fact: str, question: str, que
 ])
 def test_a_colleagues_fact_does_not_replace_the_users(engine, mine: str, theirs: str, query: str,  # type: ignore[no-untyped-def]
                                                       value: str) -> None:
-    user = User(engine)
-    user.says(mine)
-    assert not user.says(theirs, days=30).replaced_contents
-    assert mine in user.active()
-    assert value in user.top(query)
+    assert_kept(User(engine), mine, theirs, 30, query, value)
 
 
 # From probe set g-zh (read in the twelfth session): corrections the rules did not read.

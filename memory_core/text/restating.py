@@ -63,11 +63,10 @@ _TYPED_SHORT = {"bday": "birthday", "bdays": "birthday", "b-day": "birthday", "a
 
 
 def _said_in(word: str, tokens: frozenset[str], text: str) -> bool:
-    """``word`` is said in the other telling: one of its words (or its short form), or (Chinese)
-    its characters."""
+    """``word`` is said in the other telling: one of its ``tokens`` (read through ``_TYPED_SHORT``
+    by the caller, as ``word`` is here), or (Chinese) its characters."""
     word = _TYPED_SHORT.get(word, word)
-    return word in tokens or word in {_TYPED_SHORT.get(t, t) for t in tokens} or (
-        has_cjk(word) and all(ch in text for ch in word))
+    return word in tokens or (has_cjk(word) and all(ch in text for ch in word))
 
 
 def told_again(newer: str, older: str) -> bool:
@@ -80,7 +79,7 @@ def told_again(newer: str, older: str) -> bool:
         return False  # "我喜欢吃辣" / "我讨厌吃辣", "she is great" / "she is awful"
     # The older telling's first statement is said again whole: "I take metformin every morning" is
     # not told again by "... every evening", nor "我喜欢吃辣" by "我讨厌吃辣".
-    new_tokens = frozenset(t.lower() for t in keyword_tokens(newer))
+    new_tokens = frozenset(_TYPED_SHORT.get(t.lower(), t.lower()) for t in keyword_tokens(newer))
     head = _FIRST_CLAUSE.split(older.strip(), 1)[0]
     no, nn = _names(older), _names(newer)  # read once: each is a jieba POS pass
     so, sn = signature(older), signature(newer)

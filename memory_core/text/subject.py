@@ -41,6 +41,7 @@ _PERSON_ZH_RE = re.compile("|".join(PERSON_NOUNS_ZH))
 # 小王 / 老李 (a surname after 小 or 老) is how colleagues and neighbours are called; surnames that also
 # open common words (程序, 高手, 金额, 方便, 马上 ...) are left out: 小程序 is no one.
 _SURNAME_ZH = "[王李张刘陈杨赵吴周徐孙胡郭何林罗郑梁谢宋唐许韩冯邓曹彭曾肖董袁潘蒋蔡杜叶苏魏吕丁沈姚卢姜崔钟谭陆汪范廖贾韦邹孟熊秦邱尹薛闫段雷侯陶黎贺顾郝龚邵严覃戴莫孔汤]"
+_BY_SURNAME_ZH = "(?:小|老)" + _SURNAME_ZH
 # One name for each person a user may call several ways ("闺女" is "女儿", "boss" is "manager").
 _SAME_PERSON = {
     "mom": "mother", "mum": "mother", "mommy": "mother", "mummy": "mother", "dad": "father", "daddy": "father",
@@ -90,7 +91,7 @@ _INTRODUCED = re.compile(
     r"(?!\s+(?:and|&)\s+(?:i|me)\b)(?=\s+(?:just\s+|also\s+|finally\s+)?(?:is|was|has|had|'s|got|bought|adopted|"
     r"moved|left|quit|drives|lives|works|loves|hates|won't|can't|never|always|keeps)\b)|"
     r"^\W*[\u4e00-\u9fff]{0,4}(?:部|组|科|处|室|团队|公司|单位|隔壁|楼上|楼下|对门|小区|健身房)的"
-    r"(?P<name_zh>(?-i:[A-Z][a-z]+)|(?:小|老)" + _SURNAME_ZH + ")",
+    r"(?P<name_zh>(?-i:[A-Z][a-z]+)|" + _BY_SURNAME_ZH + ")",
     re.IGNORECASE)
 _CLAUSE_START = re.compile(r"[。！？!?；;\n]|[，,](?=\s*(?:but|and then|however|while|whereas|而|但|不过|可是|他|她|我))", _I)
 _NOT_NAMES = frozenset("""I The A An My Our This That These Those It He She They We You Today Yesterday Tomorrow
@@ -256,7 +257,7 @@ _REPORTED = re.compile(
     r"^\W*(?:(?:今天|昨天|前天|最近|上周|刚才|刚刚|哎|唉|对了|跟你说)\s*)*(?:我的?|我们的?|我家)?"
     rf"(?:(?P<zh_counterpart>{_COUNTERPART_ZH})|{'|'.join(PERSON_NOUNS_ZH)}|我(?:爸|妈|哥|姐|弟|妹|爷|奶|姥)|"
     # "健身房的小刘教练说我体脂降了": someone called by surname, with a title
-    r"[\u4e00-\u9fff]{0,5}的?(?:小|老)" + _SURNAME_ZH + r"(?:教练|老师|医生|大夫|师傅|经理|总|姐|哥)?)"
+    r"[\u4e00-\u9fff]{0,5}的?" + _BY_SURNAME_ZH + r"(?:教练|老师|医生|大夫|师傅|经理|总|姐|哥)?)"
     rf"{_SAYS_ZH}[\s,，:：]*|"
     r"^\W*(?:(?:so|and|oh|btw|also|well|lol|ugh|today|yesterday|guess what)\W+)*(?:(?:my|our|the)\s+)?"
     rf"(?:(?P<en_counterpart>{_COUNTERPART_EN})|[a-z\-]+)\s+{_SAYS_EN}[\s,:\-–—]*",
@@ -272,7 +273,7 @@ _NOT_THE_USERS = re.compile(r"\b(?:upstairs|downstairs|next door|neighbou?rs?'?|
                             r"楼上|楼下|隔壁|邻居|那家|别人|一般人|正常人|大部分人|大多数人|一般|正常的|等|如果|要是|公司的|团队|部门", _I)
 
 
-_CALLED_BY_SURNAME = re.compile("(?:小|老)" + _SURNAME_ZH)
+_CALLED_BY_SURNAME = re.compile(_BY_SURNAME_ZH)
 
 
 def _reported_subject(text: str, end: int) -> str | None:
