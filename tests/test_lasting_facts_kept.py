@@ -50,6 +50,9 @@ def test_a_passing_remark_stays_passing(text: str) -> None:
     ("I wear a UK 9 wide, shoe shopping is a nightmare", "buying trail shoes online, what size should I get?", "UK 9"),
     ("我穿39码的鞋 脚背高 买鞋很难", "网上买运动鞋 我该买多大码", "39码"),
     ("帮我记一下 家里wifi密码是xiaomao2024", "家里wifi密码多少来着", "xiaomao2024"),
+    # a habit lasts too (it was rated a passing remark, gone in 180 days)
+    ("I smoke about a pack a day, have for years", "do I smoke? filling in a health form", "pack a day"),
+    ("我烟瘾挺大的 一天一包 戒过两次都没戒掉", "体检表问我抽不抽烟 我抽吗", "一天一包"),
 ])
 def test_a_lasting_fact_is_still_recalled_most_of_a_year_on(engine, fact: str, query: str, value: str) -> None:  # type: ignore[no-untyped-def]
     user = User(engine)
@@ -78,17 +81,6 @@ def test_a_habit_is_no_passing_remark(text: str, least: int) -> None:
                                   "mortgage rates are crazy right now", "房贷利率又降了"])
 def test_a_day_named_is_no_habit(text: str) -> None:
     assert importance_of(text, NOW) <= 2
-
-
-@pytest.mark.parametrize("habit, query, value", [
-    ("I smoke about a pack a day, have for years", "do I smoke? filling in a health form", "pack a day"),
-    ("我烟瘾挺大的 一天一包 戒过两次都没戒掉", "体检表问我抽不抽烟 我抽吗", "一天一包"),
-])
-def test_a_habit_is_still_recalled_most_of_a_year_on(engine, habit: str, query: str, value: str) -> None:  # type: ignore[no-untyped-def]
-    user = User(engine)
-    user.says(habit)
-    user.says("watched a film last night, pretty good" if habit.isascii() else "昨晚看了个电影 还行", days=270)
-    assert value in user.top(query)
 
 
 def test_a_new_job_said_with_a_question_is_stored(engine) -> None:  # type: ignore[no-untyped-def]
