@@ -64,6 +64,12 @@ def test_a_relatives_condition_does_not_fill_the_users_form(engine, condition: s
     ("I drive a 2016 Toyota Yaris", "if someone gave me a Tesla I'd drive it every day", "what car do I drive?",
      "Yaris"),
     ("我有一个弟弟 在读大学", "好想要个姐姐啊 能带我逛街", "我有兄弟姐妹吗", "弟弟"),
+    # a target is the amount wanted, not the amount there is
+    ("我现在体重65公斤", "我想减到60公斤 夏天前", "我现在体重多少", "65"),
+    ("我血压140 在吃药", "希望血压能降到120", "我血压多少", "140"),
+    ("I weigh 80kg right now", "I want to get down to 75kg by summer", "how much do I weigh?", "80"),
+    ("my blood pressure is 140 over 90", "hoping to get my blood pressure down to 120 with the new diet",
+     "what's my blood pressure?", "140"),
 ])
 def test_a_wish_neither_replaces_nor_outranks_the_fact(engine, fact: str, wish: str, asked: str,  # type: ignore[no-untyped-def]
                                                        value: str) -> None:

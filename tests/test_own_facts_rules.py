@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory_core.text.mood import asks_about_wishes, is_irrealis
+from memory_core.text.mood import asks_about_wishes, is_goal, is_irrealis
 from memory_core.text.repeats import adds_nothing, without_filler
 from memory_core.text.subject import about_someone_else, asks_about_the_user
 
@@ -36,6 +36,20 @@ def test_a_memory_about_someone_else(text: str, theirs: bool) -> None:
 ])
 def test_wishes_and_what_ifs(text: str, wish: bool) -> None:
     assert is_irrealis(text) is wish
+
+
+@pytest.mark.parametrize("text, goal", [
+    ("我想减到60公斤", True), ("希望血压能降到120", True), ("今年争取存到5万", True), ("目标体重55公斤", True),
+    ("I want to get down to 75kg by summer", True), ("hoping to get my blood pressure down to 120", True),
+    ("my goal weight is 70kg", True), ("trying to hit 10000 steps a day", True),
+    # an amount reached, or moved by someone, is no goal; nor is a wish with a number in passing
+    ("我终于减到60公斤了", False), ("医生把药减到半片了", False), ("房租涨到4200了", False), ("我想到3点再走", False),
+    ("I finally got down to 75kg!", False), ("my rent went up to 1600", False),
+    ("I want to go to 3 concerts this year", False), ("I wanted to take 2 weeks off", False),
+])
+def test_an_amount_wanted_is_a_goal(text: str, goal: bool) -> None:
+    assert is_goal(text) is goal
+    assert is_irrealis(text) or not goal  # a goal ranks like a wish: below the amount there is
 
 
 def test_a_question_about_wishes_is_answered_by_them() -> None:

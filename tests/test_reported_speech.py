@@ -59,6 +59,11 @@ def test_a_landlords_notice_is_no_fact_about_the_landlord() -> None:
     ("医生说一般人的血压是120", "我血压140", False), ("医生说等血压稳定了可以停药", "我每天吃一片降压药", False),
     ("My boss said the team's budget is now 50k", "my budget is 30k", False),
     ("健身房的小刘教练说我体脂降到20%了", "我体脂25%", True),  # someone called by surname, reporting the user's
+    # what HR says of another group's pay is theirs; of the user's, the user's
+    ("HR said the new starting salary for juniors is 60k", "my salary is 50k", False),
+    ("HR说今年应届生起薪一万八", "我月薪一万五", False),
+    ("HR said my salary goes up to 60k next month", "my salary is 50k", True),
+    ("HR说我的工资下个月涨到一万八", "我月薪一万五", True),
 ])
 def test_reported_words_replace_only_the_users_own_fact(newer: str, older: str, replaces: bool) -> None:
     assert supersedes_text(newer, older) is replaces
@@ -107,3 +112,13 @@ def test_someone_introduced_by_where_they_work_is_someone_else(text: str, someon
 def test_a_colleagues_new_car_does_not_answer_for_the_users(engine, mine: str, theirs: str, query: str,  # type: ignore[no-untyped-def]
                                                            value: str) -> None:
     assert_kept(User(engine), mine, theirs, 30, query, value)
+
+
+@pytest.mark.parametrize("mine, news, query, value", [
+    ("my salary is 50k, been the same for two years", "HR said the new starting salary for juniors is 60k, awkward",
+     "what's my salary?", "50k"),
+    ("我月薪一万五 两年没涨了", "HR说今年应届生起薪一万八 心态崩了", "我工资多少", "一万五"),
+])
+def test_what_hr_says_of_another_group_leaves_the_users_pay(engine, mine: str, news: str, query: str,  # type: ignore[no-untyped-def]
+                                                          value: str) -> None:
+    assert_kept(User(engine), mine, news, 20, query, value)

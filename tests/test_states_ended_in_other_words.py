@@ -32,7 +32,7 @@ from bench.truth.runner import mentions, suggestions_part
 from memory_core.llm.offline.slots import supersedes_text
 from memory_core.text.constraints import constraint_kind
 from tests.conftest import backend_engine_fixture
-from tests.test_truth_over_time import START, User, assert_replaced
+from tests.test_truth_over_time import START, User, assert_kept, assert_replaced
 
 engine = backend_engine_fixture("states-other-words", START)
 
@@ -88,6 +88,8 @@ def test_cannot_eat_said_by_the_complement_is_a_diet(text: str, kind: str | None
     ("i don't have a driver's license", "my sister passed her driving test!!", False),
     ("i drive to work every day", "since selling the car my dad takes the bus", False),
     ("we have a golden retriever, Biscuit", "my neighbour had to put her dog down, so sad", False),
+    ("we have a dog named Max", "I put Max down as my emergency contact", False),
+    ("we have a dog named Max", "Max has been scratching a lot, the vet put it down to stress", False),
     # found in review: a visit, hours, a condition, a house sold, an end looked forward to, a test failed
     ("I drink 2 coffees a day", "Stopped at Starbucks for a latte on the way in", False),
     ("I take melatonin every night", "Stopped at the pharmacy for my melatonin", False),
@@ -194,3 +196,12 @@ def test_what_was_lacked_before_is_no_lack_now(older: str, newer: str) -> None:
 ])
 def test_cannot_eat_names_a_food(text: str, kind: str | None) -> None:
     assert constraint_kind(text) == kind
+
+
+@pytest.mark.parametrize("pet, role, query, value", [
+    ("we have a dog named Max, a scruffy terrier", "I put Max down as my emergency contact on the gym form",
+     "do I have a dog?", "terrier"),
+    ("我家狗叫乐乐 是只柯基", "我把乐乐填成紧急联系人了 她是我大学室友", "我家狗叫什么", "柯基"),
+])
+def test_a_name_given_a_role_ends_no_pet(engine, pet: str, role: str, query: str, value: str) -> None:  # type: ignore[no-untyped-def]
+    assert_kept(User(engine), pet, role, 10, query, value)

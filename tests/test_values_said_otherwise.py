@@ -248,3 +248,18 @@ def test_a_slip_said_as_such_is_corrected(engine, old: str, new: str, query: str
                                           value: str, stale: str) -> None:
     assert says_correction(new)
     assert_replaced(User(engine), old, new, 3, query, value, stale)
+
+
+@pytest.mark.parametrize("old, new, query, value, stale", [
+    # a number typed onto the characters before and after it is still that number ("8栋602就行": 602)
+    ("外卖地址写8栋602就行", "搞错了 是620 外卖老送错就是因为我自己都说不清", "我住几号房来着 点外卖要填", "620", "602"),
+    ("parcel lockers: mine is 602B-row, ask for it", "sorry, typo: locker 620B-row", "which parcel locker is mine?",
+     "620", "602"),
+    # a dose the doctor prescribed is the user's, told again with another number (他汀 is no 他)
+    ("医生给我开了阿托伐他汀，每天20毫克", "阿托伐他汀每晚10毫克，睡前吃，别忘了提醒我", "他汀我一次吃多少毫克", "10毫克", "20毫克"),
+    ("my doctor put me on atorvastatin, 20 mg a day", "atorvastatin is 10 mg every night, remind me",
+     "how many mg of atorvastatin do I take?", "10 mg", "20 mg"),
+])
+def test_a_value_told_again_beside_other_words_replaces_the_old_one(engine, old: str, new: str, query: str,  # type: ignore[no-untyped-def]
+                                                                    value: str, stale: str) -> None:
+    assert_replaced(User(engine), old, new, 3, query, value, stale)

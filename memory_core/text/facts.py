@@ -363,7 +363,7 @@ def corrects(newer: str, older: str, explicit: bool = False, twins: bool = True)
 
 
 # A decimal stays one value ("A1C 6.8" -> "5.8"), and so does a run of capitals ("KLM 4R2" -> "KLN").
-_VALUE_TOKEN = re.compile(r"[A-Za-z]*\d[\w\-]*(?:[.,]\d+)*|(?<![A-Za-z])[A-Z][a-z]{2,}|(?<![A-Za-z])[A-Z]{2,5}(?![A-Za-z])")
+_VALUE_TOKEN = re.compile(r"[A-Za-z]*\d[A-Za-z0-9_\-]*(?:[.,]\d+)*|(?<![A-Za-z])[A-Z][a-z]{2,}|(?<![A-Za-z])[A-Z]{2,5}(?![A-Za-z])")
 
 
 @lru_cache(maxsize=8192)  # pure (jieba-bound); both sides of every correction check

@@ -25,17 +25,36 @@ _IRREALIS_ZH = re.compile(
     r"(?:要是|如果|假如|假设)[^。！？!?]{0,20}(?:就好了|多好|该多好)|好想|真想|多想|做梦都想|"
     r"(?<!梦想成真)梦想(?!成真)|做梦|希望有一天|有朝一日|等我(?:发财|有钱|退休|中了?彩票)|下辈子")
 
+# A target amount the user wants to reach: "我想减到60公斤", "希望血压能降到120", "I want to get down
+# to 75kg by summer", "my goal weight is 70kg". It names the amount it wants, not the amount there is:
+# read as news it replaced "我现在体重65公斤" with the wish. ("我终于减到60公斤了" reached it: no goal.)
+_GOAL_EN = re.compile(
+    r"\b(?:want(?:s|ed)? to|wanna|hop(?:e|es|ing) to|trying to|try to|aim(?:ing)? to|would like to|'d like to|"
+    r"working towards?)\b[^.!?;]{0,40}?\b(?:down to|up to|get to|under|below|at least|reach|hit|weigh)\s+[£$€]?\d|"
+    r"\b(?:goal|target|aim)(?: [a-z]+)? (?:is|was|of)\s+(?:to\s+[^.!?;]{0,30}?)?[£$€]?\d", _I)
+_GOAL_ZH = re.compile(r"(?:想|希望|争取|目标|力争|努力|盼着?|梦想)[^，。！？!?,]{0,12}?"
+                      r"(?:减到|降到|瘦到|涨到|加到|提高到|降低到|控制在|减少到|增加到|达到|存到|攒到)\s*\d|"
+                      r"目标(?:体重|血压|是|定在)\s*\d")
+
+
+@lru_cache(maxsize=16384)
+def is_goal(text: str) -> bool:
+    """Whether ``text`` names an amount the user wants to reach (a weight, a pressure, a saving)
+    rather than the amount there is now; such a wish gives no new value to the current one."""
+    return _GOAL_EN.search(text or "") is not None or _GOAL_ZH.search(text or "") is not None
+
+
 # A question about wishes, plans or dreams is answered by them ("where do I want to travel?").
 _ASKS_WISHES = re.compile(
-    r"\b(?:wish|wishes|want|wanted|dream|dreams|hope|hopes|would i|would like|plan|plans|someday|if i)\b|"
-    r"想(?:去|要|做|学|买|当|养|住|吃|玩)|最想|希望|梦想|愿望|要是|如果|计划|打算", _I)
+    r"\b(?:wish|wishes|want|wanted|dream|dreams|hope|hopes|would i|would like|plan|plans|someday|if i|goal|goals|target)\b|"
+    r"想(?:去|要|做|学|买|当|养|住|吃|玩|减|瘦|降)|最想|希望|梦想|愿望|要是|如果|计划|打算|目标", _I)
 
 
 @lru_cache(maxsize=16384)
 def is_irrealis(text: str) -> bool:
     """Whether ``text`` is a wish or a hypothetical rather than a statement of how things are."""
     body = text or ""
-    if _IRREALIS_EN.search(body) is None and _IRREALIS_ZH.search(body) is None:
+    if _IRREALIS_EN.search(body) is None and _IRREALIS_ZH.search(body) is None and not is_goal(body):
         return False  # the cheap test first: ranking asks it of every candidate
     return constraint_kind(body) is None  # "I'd love sushi but I'm allergic to fish": a constraint first
 

@@ -70,7 +70,8 @@ def person_key(noun: str) -> str:
     return _SAME_PERSON.get(noun, noun)
 _MY_PERSON_EN = re.compile(r"\b(?:my|our)\s+(?:(?:older|younger|little|big|elder|best|new|old|ex|late|oldest|"
                            r"youngest|eldest|twin)[\s-]+)?([a-z][a-z\-']*)", _I)
-_PRONOUN_OTHER = re.compile(r"\b(?:he|she|they|him|her|them|his|their)\b|他们|她们|他|她", _I)
+# 他 inside a word is no one: 其他 (other), 吉他 (guitar), 他汀 (a statin: "阿托伐他汀每晚10毫克"), 他乡.
+_PRONOUN_OTHER = re.compile(r"\b(?:he|she|they|him|her|them|his|their)\b|他们|她们|(?<![其吉])他(?![汀乡])|她", _I)
 _SELF = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|im|ive|me|my|mine|myself)\b|我", _I)
 _EN_NAME = re.compile(r"(?<![\w'’])([A-Z][a-zà-öø-ÿ]+(?:\s[A-Z][a-zà-öø-ÿ]+)?)(?:'s|’s)?\s+(?:is|was|lives|lived|works|"
                       r"worked|has|had|moved|likes|loves|hates|got|just|prefers|eats|drinks|doesn't|does|can|will|"
@@ -189,11 +190,13 @@ _STATEMENT_END = re.compile(r"[。！？!?；;\n]|(?<![A-Z][a-z])(?<![A-Z])\.\s+
 #支付了" and "My grandson taught me to use WeChat Pay" say how the user pays now. ("told me" only
 # with "to": "my sister told me she moved" is the sister's news.) So is what the user does with
 # someone, said without "我": "跟我妈商量完了 国庆改去大理".
-_DONE_BY_ME = re.compile(r"(?:教会|教|让|帮|逼|劝)我(?!们)|"
+_DONE_BY_ME = re.compile(r"(?:教会|教|让|帮|逼|劝)我(?!们)|给我开了?(?![了门车灯])|"
                          # done with someone, the subject dropped: "跟我妈商量完了 国庆改去大理" (not 跟我说)
                          r"^\W*(?:跟|和|与|同)我(?!们|说|讲|聊)(?![^。！？!?]*[他她])|\b(?:taught|teach(?:es)?|helped|helps?|made|makes|got|"
                          r"told|tells|convinced|persuaded|encouraged)\s+me\s+(?:how\s+)?to\b|"
-                         r"\b(?:made|makes|helped|helps)\s+me\s+(?!(?:to|a|an|the|some|my|his|her|their|our)\b)[a-z]+", _I)
+                         r"\b(?:made|makes|helped|helps)\s+me\s+(?!(?:to|a|an|the|some|my|his|her|their|our)\b)[a-z]+|"
+                         # a prescription is the user's: "医生给我开了阿托伐他汀", "my doctor put me on statins"
+                         r"\b(?:put|started|switched)\s+me\s+on\b|\bprescribed\s+me\b", _I)
 
 
 @lru_cache(maxsize=8192)  # pure; asked of both sides of every newer-wins pair
@@ -271,6 +274,10 @@ _NOT_THE_USERS = re.compile(r"\b(?:upstairs|downstairs|next door|neighbou?rs?'?|
                             r"most people|everyone|anyone|people|in general|usually|if|once|when|team'?s?|company'?s?|"
                             r"department|office)\b|"
                             r"楼上|楼下|隔壁|邻居|那家|别人|一般人|正常人|大部分人|大多数人|一般|正常的|等|如果|要是|公司的|团队|部门", _I)
+# ... and what HR says of a group the user is not in is someone else's fact, never the user's: "HR
+# said the new starting salary for juniors is 60k" had replaced "my salary is 50k".
+_OTHER_GROUP = re.compile(r"\b(?:juniors?|seniors|new hires?|new starters?|graduates|grads|interns?|trainees?|"
+                          r"starting (?:salary|pay|wage|rate)|entry[- ]level)\b|新人|新员工|应届生|实习生|校招|起薪", _I)
 
 
 _CALLED_BY_SURNAME = re.compile(_BY_SURNAME_ZH)
@@ -293,6 +300,8 @@ def _reported_subject(text: str, end: int) -> str | None:
     said_of = subject_of(content)
     if said_of != "self":
         return said_of
+    if _OTHER_GROUP.search(content) and not _SELF.search(content):
+        return "other"  # "HR说今年应届生起薪一万八": the graduates' pay, not the user's
     if _NOT_THE_USERS.search(content):
         return None  # "most people my age", "the team's budget": the speaker's word, not the user's fact
     if counterpart or _SELF.search(_FIRST_CLAUSE.split(content, 1)[0]):

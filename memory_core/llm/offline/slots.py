@@ -36,7 +36,7 @@ from memory_core.text.facts import corrects, says_change, says_correction, signa
 from memory_core.text.lang import is_cjk
 from memory_core.text.speaker import speaker_label
 from memory_core.text.expansion import slots_asked
-from memory_core.text.mood import is_irrealis
+from memory_core.text.mood import is_goal, is_irrealis
 from memory_core.text.subject import PERSON_NOUNS_ZH, subject_of
 
 _I = re.IGNORECASE
@@ -151,6 +151,8 @@ def supersedes_text(newer: str, older: str) -> bool:
     more, about the same person (see the module docstring and ``updates.py``)."""
     if is_irrealis(newer) and not says_change(newer):
         return False  # a wish or a what-if names a value without stating it (memory_core/text/mood.py)
+    if is_goal(newer) and not is_goal(older):
+        return False  # "我想减到60公斤" after "我现在体重65公斤": the amount wanted, not the one there is
     f_new, f_old = facts_of(newer), facts_of(older)
     if f_new.question or f_old.question:
         return False

@@ -40,7 +40,8 @@ _PAST = re.compile(r"以前|曾经|原来|小时候|\bused to\b|\bwas\b|\bwere\b
 _LACKS = re.compile(r"旱鸭子|不会游|\bnon-?swimmer\b|\bteetotal(?:ler|er)?\b|\bnon-?smoker\b|\bnon-?drinker\b", _I)
 
 
-_DIED = re.compile(r"\bpassed away\b|\bdied\b|\bput (?:him|her|it|\w+) down\b|\bwas put down\b|\bput to sleep\b|"
+# Not "put Max down as my emergency contact", "put it down to stress".
+_DIED = re.compile(r"\bpassed away\b|\bdied\b|\bput (?:him|her|it|\w+) down\b(?!\s+(?:as|for|on|to|in)\b)|\bwas put down\b|\bput to sleep\b|"
                    r"去世|过世|离世|走了", _I)
 # A name inside the older statement ("we have a golden retriever, Biscuit, ..."), said in any case later.
 _NAMED = re.compile(r"(?<=[\s,(])(?-i:[A-Z][a-z]{2,})\b")

@@ -253,6 +253,8 @@ def restates(newer: str, older: str) -> bool:
         return False  # "My bike lock code is 4821 as well": another thing with the same value
     if so.persons - sn.persons and sn.persons - so.persons:
         return False  # "my sister" / "my brother": two people
+    if _GIVEN_A_ROLE.search(newer) and not _GIVEN_A_ROLE.search(older):
+        return False  # "I put Max down as my emergency contact" says no more of "We have a dog named Max"
     if not so.values() <= sn.values():
         return False
     old_names, new_names = _entities(older), _entities(newer)
@@ -301,6 +303,10 @@ def restates(newer: str, older: str) -> bool:
     return len(missing) <= allowed and _states_a_fact(older) and _states_a_fact(newer)
 
 
+# A name put in a role by the user ("listed Max as my emergency contact", "把乐乐填成紧急联系人"):
+# another thing said of the name, or another bearer of it, never the older fact said again.
+_GIVEN_A_ROLE = re.compile(r"\b(?:put|puts|putting|list|listed|lists|add|added|adds|register|registered|sign|signed|set)"
+                           r"\s+(?:[\w'’]+\s+){0,3}?as\s+(?:my|our|the|a|an)\b|填成|填为|设成|设为|登记为|登记成", _I)
 _FIRST_OR_THIRD = re.compile(r"\b(?:I|I'm|I've|I'd|im|ive|my|me|mine|we|our|us)\b|我|\b(?:he|she|they|his|her|their)\b|他|她", _I)
 # A span of weeks or more gone by without something, after "haven't": "... had a drink in weeks".
 SPAN_WITHOUT_EN = (r"[^.!?]{0,30}(?:\b(?:in|for)\s+(?:(?:\d+|a|an|two|three|four|five|six|several|many|a few|over a|over)\s*)?"
