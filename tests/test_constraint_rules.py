@@ -157,3 +157,16 @@ def test_what_is_no_trait_of_the_user_is_none(text: str) -> None:
 def test_no_trait_reaches_a_request_that_only_shares_a_word_with_its_topic(request_: str) -> None:
     """夜猫子 holds 猫, "bed" and "frame" are not sizes, "pcs" is no computer."""
     assert not [t for t, _ in TRAITS if bears_on(t, request_)]
+
+
+@pytest.mark.parametrize("text, kind", [
+    # an allergy told as over states none ...
+    ("I was allergic to cats as a kid but outgrew it", None), ("I used to be allergic to shellfish, not anymore", None),
+    ("我以前对猫毛过敏 长大就好了", None), ("我小时候对牛奶过敏 现在没事了", None), ("我以前芒果过敏，后来好了", None),
+    # ... but one that still holds, or someone outgrowing something else, still does
+    ("以前我对花生过敏，现在还是过敏", "allergy"), ("小时候就对花生过敏 一直没好", "allergy"),
+    ("I was allergic to penicillin as a kid and still am", "allergy"),
+    ("my son outgrew his shoes and he is allergic to nuts", "allergy"),
+])
+def test_an_allergy_told_as_over_is_no_constraint(text: str, kind: str | None) -> None:
+    assert constraint_kind(text) == kind

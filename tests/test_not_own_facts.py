@@ -154,3 +154,31 @@ def test_a_changed_value_with_filler_is_not_a_repeat(engine, first: str, again: 
     active = user.active()
     assert [m for m in active if new_value in m] == [again]  # stored, not folded into the old value
     assert not [m for m in active if old_value in m and new_value not in m], active  # and it replaced it
+
+
+
+# ---- an allergy told as over, or someone else's, is said as what it is ------------------------
+@pytest.mark.parametrize("said, ask, suggested", [
+    ("我小时候对牛奶过敏 现在没事了", "推荐点零食", "酸奶"),
+    ("I was allergic to milk as a kid but outgrew it", "can you suggest a snack for me", "yogurt"),
+])
+def test_an_allergy_told_as_over_rules_nothing_out(engine, said: str, ask: str, suggested: str) -> None:  # type: ignore[no-untyped-def]
+    user = User(engine)
+    user.says(said)
+    user.says(ask, days=20)
+    assert user.last_info.constraints == []
+    assert suggested in user.last_reply
+
+
+@pytest.mark.parametrize("said, ask, whose, not_mine", [
+    ("我儿子对花生过敏 幼儿园也知道", "给儿子带什么零食去春游", "你儿子对花生过敏", "你对花生过敏"),
+    ("my son is allergic to peanuts, the school knows", "what snacks should I pack for my son's school trip?",
+     "your son is allergic to peanuts", "you're allergic"),
+])
+def test_the_reply_says_whose_allergy_rules_a_snack_out(engine, said: str, ask: str, whose: str,  # type: ignore[no-untyped-def]
+                                                        not_mine: str) -> None:
+    user = User(engine)
+    user.says(said)
+    user.says(ask, days=20)
+    assert user.last_info.constraints  # the son's allergy bears on his snacks
+    assert whose in user.last_reply and not_mine not in user.last_reply

@@ -225,6 +225,16 @@ def test_mango_allergy_scenario_zh() -> None:
     assert mango_items and not any(m in text for m in mango_items)
 
 
+@pytest.mark.parametrize("question, context, said, not_said", [
+    ("给儿子带什么零食去春游", "[2024-01-01] 我儿子对花生过敏", "已避开花生（你儿子对花生过敏，2024-01-01 记下）", "你对花生过敏"),
+    ("what snacks should I pack for my son?", "[2024-01-01] my son is allergic to peanuts",
+     "I left out peanuts (your son is allergic to peanuts, noted 2024-01-01)", "you're allergic"),
+])
+def test_the_reply_says_whose_allergy_it_left_out(question: str, context: str, said: str, not_said: str) -> None:
+    _, text = reply_text(question, context)
+    assert said in text and not_said not in text
+
+
 def test_mango_allergy_scenario_cross_language() -> None:
     _, text = reply_text("Can you recommend some snacks?", MANGO_CONTEXT)
     assert text.startswith("(Offline mode)")

@@ -40,6 +40,7 @@ from memory_core.relevance import slot_terms
 from memory_core.text.chunking import split_sentences
 from memory_core.text.facts import rejects_value
 from memory_core.text.pii import PLACEHOLDER_RE, find_pii
+from memory_core.text.subject import subject_of
 from memory_core.text.intent import clause_kind, is_small_talk
 from memory_core.text.keywords import keyword_tokens
 from memory_core.text.lang import detect_language
@@ -171,6 +172,19 @@ def _noted(date: str, zh: bool) -> str:
     return f"（{date} 记下）" if zh else f" (noted {date})"
 
 
+def _whose_reason(avoid: Avoid, texts: Sequence[str]) -> str:
+    """The clause that rules ``avoid`` out, said back as it was said, when it is someone else's
+    ("你儿子对花生过敏", "your son is allergic to peanuts"): the reply had said "you're allergic"
+    of the son's allergy. Empty when the user's own (the reason is then worded from its kind)."""
+    for text in texts:
+        if avoid.term.lower() not in text.lower() or subject_of(text).split("/")[-1] == "self":
+            continue
+        for clause in re.split(r"[，。,.;；!！?？\n]+", text):
+            if avoid.term.lower() in clause.lower():
+                return second_person(clause.strip())
+    return ""
+
+
 def _suggest(question: str, zh: bool, memories: Sequence[tuple[str, str]],
              constraints: Sequence[tuple[str, str]]) -> str:
     """Catalogue suggestions minus what the memories and constraints rule out."""
@@ -210,8 +224,9 @@ def _suggest(question: str, zh: bool, memories: Sequence[tuple[str, str]],
                      "what you avoid. ")
     for a in used_avoids:
         date = next((dated[t] for t in texts if a.term.lower() in t.lower() and dated.get(t)), "")
-        parts.append(f"已避开{a.shown_term('zh')}（{a.reason('zh')}{'，' + date + ' 记下' if date else ''}）。" if zh
-                     else f"I left out {a.shown_term('en')} ({a.reason('en')}{', noted ' + date if date else ''}). ")
+        reason = _whose_reason(a, texts) or a.reason("zh" if zh else "en")
+        parts.append(f"已避开{a.shown_term('zh')}（{reason}{'，' + date + ' 记下' if date else ''}）。" if zh
+                     else f"I left out {a.shown_term('en')} ({reason}{', noted ' + date if date else ''}). ")
     for date, text in used_constraints:
         said = second_person(text).rstrip("。.！!")
         parts.append(f"也避开了与这条冲突的：{said}{_noted(date, zh)}。" if zh
