@@ -89,6 +89,10 @@ def test_cannot_eat_said_by_the_complement_is_a_diet(text: str, kind: str | None
     ("i drive to work every day", "since selling the car my dad takes the bus", False),
     ("we have a golden retriever, Biscuit", "my neighbour had to put her dog down, so sad", False),
     ("we have a dog named Max", "I put Max down as my emergency contact", False),
+    # a move called off only by the user, and only called off (not put back)
+    ("I'm moving to Berlin in May", "my sister is not moving to Berlin after all", False),
+    ("I'm moving to Berlin in May", "not moving to Berlin till June now", False),
+    ("下个月要搬去成都", "如果房子没找好就不搬了 成都太贵", False),
     ("we have a dog named Max", "Max has been scratching a lot, the vet put it down to stress", False),
     # found in review: a visit, hours, a condition, a house sold, an end looked forward to, a test failed
     ("I drink 2 coffees a day", "Stopped at Starbucks for a latte on the way in", False),
@@ -138,6 +142,10 @@ def test_a_state_ended_in_other_words(older: str, newer: str, ends: bool) -> Non
     ("we have a golden retriever, Biscuit, he's eleven and grey in the face",
      "it's been a month since we had to put biscuit down. the house is so quiet",
      "do i still have a dog? trying to decide whether to cancel the pet insurance", "put biscuit down", "grey in the face"),
+    # a move called off: no trip word, the move itself said off
+    ("I'm moving to Berlin in May, new job there", "just kidding about Berlin lol, the job fell through, staying put",
+     "am I moving to Berlin?", "staying put", "new job there"),
+    ("下个月要搬去成都 工作都找好了", "成都不搬了 那边工作没谈妥", "我要搬去成都吗", "不搬了", "工作都找好了"),
 ])
 def test_the_ended_state_is_not_current(engine, older: str, newer: str, query: str,  # type: ignore[no-untyped-def]
                                         value: str, stale: str) -> None:

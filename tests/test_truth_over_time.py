@@ -289,6 +289,11 @@ def test_a_refusal_or_a_yes_is_not_kept_as_a_lasting_fact(engine, assistant: str
     ("我在微软上班", "小王现在在谷歌上班了"),
     ("我住在杭州", "王丽搬到上海了"),
     ("I work at Microsoft", "Anna's working at Google now"),
+    # An ex is someone else, and not the current partner
+    ("I live in Seattle", "my ex moved to Boston last year apparently"),
+    ("我住在上海", "我前任搬去北京了"),
+    ("My boyfriend is a nurse", "My ex boyfriend is a chef"),
+    ("我男朋友是护士", "我前男友是厨师"),
 ])
 def test_facts_about_different_people_or_things_both_stay(engine, first: str, second: str) -> None:  # type: ignore[no-untyped-def]
     user = User(engine)

@@ -363,7 +363,7 @@ def corrects(newer: str, older: str, explicit: bool = False, twins: bool = True)
 
 
 # A decimal stays one value ("A1C 6.8" -> "5.8"), and so does a run of capitals ("KLM 4R2" -> "KLN").
-_VALUE_TOKEN = re.compile(r"[A-Za-z]*\d[A-Za-z0-9_\-]*(?:[.,]\d+)*|(?<![A-Za-z])[A-Z][a-z]{2,}|(?<![A-Za-z])[A-Z]{2,5}(?![A-Za-z])")
+_VALUE_TOKEN = re.compile(r"[A-Za-z]*\d[\w\-]*(?:[.,]\d+)*|(?<![A-Za-z])[A-Z][a-z]{2,}|(?<![A-Za-z])[A-Z]{2,5}(?![A-Za-z])")
 
 
 @lru_cache(maxsize=8192)  # pure (jieba-bound); both sides of every correction check
@@ -372,6 +372,9 @@ def _value_tokens(text: str) -> frozenset[str]:
     text states (not a speaker label or a name said to the listener)."""
     text = statement_words(text)
     found = set(_VALUE_TOKEN.findall(text))
+    # A number typed between characters is a value of its own too: "8栋602就行" holds 602 ("16楼" stays
+    # whole beside it, so "16楼" / "17楼" are still a slip apart).
+    found |= {n for t in found if re.search(r"[\u4e00-\u9fff]", t) for n in re.findall(r"\d{2,}", t)}
     found |= {t for t in keyword_tokens(text) if re.fullmatch(r"[\u4e00-\u9fff]{2,4}", t)}
     return frozenset(found)
 

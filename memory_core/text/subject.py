@@ -29,20 +29,21 @@ PERSON_NOUNS_EN = frozenset(
     colleagues coworker coworkers co-worker co-workers boss manager supervisor roommate flatmate housemate
     neighbor neighbour neighbors neighbours teacher classmate classmates mentor doctor dentist therapist landlord
     landlady stepmom stepdad stepmother stepfather stepson stepdaughter in-laws mother-in-law father-in-law
-    sister-in-law brother-in-law boss's team teammate teammates assistant nanny babysitter""".split()
+    sister-in-law brother-in-law boss's team teammate teammates assistant nanny babysitter ex exes""".split()
 )
 PERSON_NOUNS_ZH = tuple(sorted(
     """妈妈 母亲 老妈 爸爸 父亲 老爸 老婆 妻子 爱人 媳妇 老公 丈夫 女儿 儿子 孩子 宝宝 闺女 哥哥 姐姐 弟弟 妹妹 爷爷 奶奶 外公
     外婆 姥姥 姥爷 叔叔 阿姨 舅舅 舅妈 姑姑 姑父 姑妈 婶婶 伯伯 伯父 伯母 表哥 表姐 表弟 表妹 堂哥 堂姐 堂弟 堂妹 侄子 侄女
     外甥 外甥女 孙子 孙女 女朋友 男朋友 女友 男友 对象 未婚妻 未婚夫 朋友 好朋友 闺蜜 哥们 发小 同事 同学 室友 舍友 邻居
     老板 上司 领导 经理 主管 老师 师傅 医生 房东 岳父 岳母 公公 婆婆 家人 父母 爸妈 小孩 大哥 大姐 二哥 二姐 小姨 大姨 姨妈
-    姐夫 嫂子 弟媳 妹夫 同桌 队友 导师 助理 保姆""".split(), key=len, reverse=True))
+    姐夫 嫂子 弟媳 妹夫 同桌 队友 导师 助理 保姆 前任 前妻 前夫 前男友 前女友""".split(), key=len, reverse=True))
 _PERSON_ZH_RE = re.compile("|".join(PERSON_NOUNS_ZH))
 # 小王 / 老李 (a surname after 小 or 老) is how colleagues and neighbours are called; surnames that also
 # open common words (程序, 高手, 金额, 方便, 马上 ...) are left out: 小程序 is no one.
 _SURNAME_ZH = "[王李张刘陈杨赵吴周徐孙胡郭何林罗郑梁谢宋唐许韩冯邓曹彭曾肖董袁潘蒋蔡杜叶苏魏吕丁沈姚卢姜崔钟谭陆汪范廖贾韦邹孟熊秦邱尹薛闫段雷侯陶黎贺顾郝龚邵严覃戴莫孔汤]"
 _BY_SURNAME_ZH = "(?:小|老)" + _SURNAME_ZH
 # One name for each person a user may call several ways ("闺女" is "女儿", "boss" is "manager").
+_ROMANTIC = frozenset({"spouse", "boyfriend", "girlfriend", "partner", "fiance", "fiancee", "ex"})
 _SAME_PERSON = {
     "mom": "mother", "mum": "mother", "mommy": "mother", "mummy": "mother", "dad": "father", "daddy": "father",
     "manager": "boss", "supervisor": "boss", "gf": "girlfriend", "bf": "boyfriend", "fiancé": "fiance",
@@ -54,6 +55,8 @@ _SAME_PERSON = {
     "老妈": "妈妈", "母亲": "妈妈",
     "老爸": "爸爸", "父亲": "爸爸", "上司": "领导", "老板": "领导", "主管": "领导", "经理": "领导", "女友": "女朋友",
     "男友": "男朋友", "孩子": "小孩", "姥姥": "外婆", "姥爷": "外公",
+    # an ex, however called, in either language ("my ex", "my ex-wife", 前任, 前妻)
+    "exes": "ex", "前任": "ex", "前妻": "ex", "前夫": "ex", "前男友": "ex", "前女友": "ex",
 }
 
 
@@ -68,7 +71,8 @@ _MY_KIN_ZH = re.compile(r"我(爸|妈|哥|姐|弟|妹|爷|奶|姥)(?![爸妈哥�
 def person_key(noun: str) -> str:
     """The one name of a person noun (see ``_SAME_PERSON``)."""
     return _SAME_PERSON.get(noun, noun)
-_MY_PERSON_EN = re.compile(r"\b(?:my|our)\s+(?:(?:older|younger|little|big|elder|best|new|old|ex|late|oldest|"
+# ("ex" alone is a person: "my ex moved to Boston"; before a noun it qualifies it: "my ex-wife")
+_MY_PERSON_EN = re.compile(r"\b(?:my|our)\s+(?:(?:older|younger|little|big|elder|best|new|old|ex(?=[\s-](?:wife|husband|boyfriend|girlfriend|partner|bf|gf|fianc\w*|boss|roommate|flatmate|housemate|colleague|coworker|manager)\b)|late|oldest|"
                            r"youngest|eldest|twin)[\s-]+)?([a-z][a-z\-']*)", _I)
 # 他 inside a word is no one: 其他 (other), 吉他 (guitar), 他汀 (a statin: "阿托伐他汀每晚10毫克"), 他乡.
 _PRONOUN_OTHER = re.compile(r"\b(?:he|she|they|him|her|them|his|their)\b|他们|她们|(?<![其吉])他(?![汀乡])|她", _I)
@@ -113,6 +117,8 @@ def _person_in(fragment: str) -> str | None:
         noun = re.sub(r"['’]s$", "", m.group(1).lower())
         if noun in PERSON_NOUNS_EN:
             singular = noun[:-1] if noun.endswith("s") and noun[:-1] in PERSON_NOUNS_EN else noun
+            if re.search(r"\bex[\s-]", m.group(0), _I):  # "my ex-wife" is not "my wife": the ex, one of them
+                singular = "ex" if person_key(singular) in _ROMANTIC else f"ex-{person_key(singular)}"
             found.append((m.start(), f"rel:{person_key(singular)}"))
     for m in _PERSON_ZH_RE.finditer(fragment):
         found.append((m.start(), f"rel:{person_key(m.group(0))}"))

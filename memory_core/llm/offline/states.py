@@ -199,9 +199,16 @@ _PLANNED = re.compile(r"打算|计划|准备去|想去|订好|订了|约好|\bpl
 _THE_TRIP = re.compile(r"那趟|这趟|那次|行程|旅行|旅游|之行|\btrip\b|\bvacation\b|\bholiday\b|\bjourney\b|\bvisit\b", _I)
 _NOT_CALLED_OFF = re.compile(r"(?:不|没|先不|别|没有)(?:退|取消)|(?:\bnot|n't|\bnever)\s+(?:\w+\s+)?(?:cancel(?:l)?ed|called off|off)\b|"
                              r"如果|要是|万一|假如|\bif\b|\bunless\b|重新订|又订|改到|改成|推迟|延期|\brebook\w*|\bpostpone\w*|"
-                             r"\bmoved to\b|\bpushed (?:back|to)\b|\binstead\b|改坐|改去", _I)
+                             r"\bmoved to\b|\bpushed (?:back|to)\b|\binstead\b|\b(?:till|until)\b|改坐|改去|推到", _I)
 _CALLED_OFF = re.compile(r"退了|取消了|不去了|去不成了|泡汤了|黄了|告吹|作罢|\bcancel(?:l)?ed\b|\bcalled (?:it )?off\b|"
                          r"\bfell through\b|\b(?:is|are|'s) off\b|\bscrapped\b|\bnot going (?:anymore|after all)\b", _I)
+
+# A move planned and called off: "I'm moving to Berlin in May" / "just kidding about Berlin, staying put",
+# "下个月要搬去成都" / "成都不搬了".
+_MOVE_PLANNED = re.compile(r"\b(?:i'?m|we'?re|i am|we are) (?:\w+ )?moving (?:to|back to|out to)\b|"
+                           r"\b(?:going|plan(?:ning)?|about) to move (?:to|back to)\b|(?:要|准备|打算|计划)搬(?:去|到|回)", _I)
+_MOVE_OFF = re.compile(r"\bstaying put\b|\bnot moving\b|\bwon'?t be moving\b|\bmove is off\b|\bisn'?t happening\b|"
+                       r"不搬了|搬不成了?|不打算搬了|不去了", _I)
 
 
 def ends_a_plan(newer: str, older: str) -> bool:
@@ -209,7 +216,8 @@ def ends_a_plan(newer: str, older: str) -> bool:
     after "国庆打算带娃去三亚"; "the Lisbon trip is cancelled" after "we booked Lisbon for May"):
     the plan is no longer what will happen. A call-off that names nothing of it ends nothing."""
     body = statement_words(newer)
-    if not (_PLANNED.search(older) and _CALLED_OFF.search(body) and _THE_TRIP.search(body)):
+    move_off = _MOVE_PLANNED.search(older) is not None and _MOVE_OFF.search(body) is not None
+    if not move_off and not (_PLANNED.search(older) and _CALLED_OFF.search(body) and _THE_TRIP.search(body)):
         return False
     if _NOT_CALLED_OFF.search(newer):
         return False  # "三亚的票不退了", "如果下雨就不去了", "moved to June", "rebooked", "taking the train instead"
