@@ -134,6 +134,9 @@ def test_a_new_number_replaces_the_old_one_and_comes_back_to_its_owner(engine, o
     ("我的手机号是13912345678", "我同事小王的电话号码是18655512345", False),
     ("My phone number is 415-555-0182", "My dentist's number is 415-555-0199", False),
     ("我的邮箱是 lilei@example.cn", "我老板的邮箱是 boss@example.cn", False),
+    # another line of the user's is a second number, not a new one
+    ("My phone number is 415-555-0182", "call me on the office line 415-555-0900 tomorrow", False),
+    ("我的手机号是13912345678", "我办公室电话是021-64738291 白天打这个", False),
     # the same number said again, however written, is one memory
     ("我的手机号是13912345678", "我的手机号是139 1234 5678", True),
     ("My email is dan@brightlane.com", "My email is Dan@Brightlane.com", True),

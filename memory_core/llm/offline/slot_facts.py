@@ -40,6 +40,20 @@ class _Slot:
     pattern: re.Pattern[str]
 
 
+# Which line a number is: a mobile unless said to be the office's or the home's. "Call me on the
+# office line [PHONE] tomorrow" had replaced "my phone number is [PHONE]"; they are two numbers.
+_OFFICE_LINE = re.compile(r"\b(?:office|work|desk|direct)\s+(?:line|number|phone|landline|extension)\b|\bat the office on\b|"
+                          r"座机|办公室电话|公司电话|单位电话|分机", _I)
+_HOME_LINE = re.compile(r"\b(?:home|house)\s+(?:line|number|phone|landline)\b|\blandline\b|家里(?:的)?(?:座机|电话)|家庭电话", _I)
+
+
+def phone_line(text: str) -> str:
+    """Which of the user's lines a number in ``text`` is: "office", "home" or "mobile"."""
+    if _OFFICE_LINE.search(text):
+        return "office"
+    return "home" if _HOME_LINE.search(text) else "mobile"
+
+
 _SLOTS: tuple[_Slot, ...] = (
     _Slot("address", re.compile(
         r"(?:住在|住址是?|地址是?|搬到了?|搬家到|搬去了?|家在|\blive[sd]? (?:in|at)|\bliving (?:in|at)|\bmoved (?:to|into)|"
@@ -71,6 +85,8 @@ _SLOTS: tuple[_Slot, ...] = (
     _Slot("name", re.compile(r"\bmy name is\s+(?P<v1>[^,.;!?]+)|\bcall me\s+(?P<v2>[^,.;!?]+)|"
                              r"^我(?:的名字)?叫(?P<v3>[^，。,.!?！？\s]{1,8})", _I)),
 )
+SLOT_NAMES: tuple[str, ...] = tuple(slot.name for slot in _SLOTS)  # in the order of ``Facts.slots``
+
 # A statement that opens with someone's name ("Lisa因为…", "Bart got a new bike"): about them.
 # A note that opens with a person's name: "Lisa was upset", "Bart participated in a hike", "Bart’s pet
 # dog had a fever" (a past-tense verb or a possessive after the name, not only the common verbs).

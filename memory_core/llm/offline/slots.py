@@ -29,7 +29,7 @@ from memory_core.llm.offline.importance import (
     asked_question,
 )
 from memory_core.llm.offline.restatements import says_again
-from memory_core.llm.offline.slot_facts import FIRST_PERSON, NAMED_OPENING, facts_of, same_object
+from memory_core.llm.offline.slot_facts import FIRST_PERSON, NAMED_OPENING, facts_of, phone_line, same_object, SLOT_NAMES
 from memory_core.llm.offline.states import ends_a_plan, ends_a_state, ends_own_state, speaks_of_a_state, tells_an_end
 from memory_core.llm.offline.updates import changes, flips, one_fact, restates, specific_words, topics_of
 from memory_core.text.facts import corrects, says_change, says_correction, signature, twin_codes, twin_values
@@ -156,11 +156,11 @@ def supersedes_text(newer: str, older: str) -> bool:
     f_new, f_old = facts_of(newer), facts_of(older)
     if f_new.question or f_old.question:
         return False
-    for s_new, s_old in zip(f_new.slots, f_old.slots):
+    for name, s_new, s_old in zip(SLOT_NAMES, f_new.slots, f_old.slots):
         if s_new is None or s_old is None:
             continue
-        if s_new[0] != s_old[0]:
-            return False
+        if s_new[0] != s_old[0] or (name == "phone" and phone_line(newer) != phone_line(older)):
+            return False  # another person's, or another line ("the office line" beside the mobile)
         v_new, v_old = s_new[1], s_old[1]
         if not v_new or not v_old:
             return False
