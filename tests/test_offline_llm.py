@@ -601,3 +601,13 @@ def test_as_asked_of_me_turns_the_assistants_question_around() -> None:
         "Where do I live? Are I happy there? Is it my?"  # grammar aside, the rules see the user
     assert as_asked_of_me("你住在哪里？您在哪工作？") == "我住在哪里？我在哪工作？"
     assert as_asked_of_me("You're new here?") == "I am new here?"
+
+
+@pytest.mark.parametrize("question, asks", [
+    ("周末请朋友来家里 推荐点喝的", True), ("周末请朋友来家里，推荐点喝的吧", True),
+    ("we have friends over this weekend, suggest some drinks", True),
+    ("我今天好累 不想动", False), ("I went hiking, it was great", False), ("I'm vegetarian, never suggest meat", False),
+])
+def test_a_request_typed_after_a_remark_still_asks(question: str, asks: bool) -> None:
+    from memory_core.llm.offline.reply import _asks
+    assert _asks(question) is asks

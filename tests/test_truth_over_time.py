@@ -294,6 +294,9 @@ def test_a_refusal_or_a_yes_is_not_kept_as_a_lasting_fact(engine, assistant: str
     ("我住在上海", "我前任搬去北京了"),
     ("My boyfriend is a nurse", "My ex boyfriend is a chef"),
     ("我男朋友是护士", "我前男友是厨师"),
+    # Two people with one name, each said with who they are
+    ("My son Leo is in 2nd grade", "My nephew Leo started 5th grade"),
+    ("我儿子乐乐上二年级", "我侄子乐乐今年上五年级了"),
 ])
 def test_facts_about_different_people_or_things_both_stay(engine, first: str, second: str) -> None:  # type: ignore[no-untyped-def]
     user = User(engine)
@@ -335,6 +338,10 @@ def test_a_repeat_in_other_words_leaves_one_active_memory(engine, first: str, se
     ("I'm vegetarian, so please never suggest meat or fish dishes.", "I live in Seattle now, near Green Lake.",
      "Suggest a dinner recipe for tonight", ("chicken", "beef", "fish", "pork", "sushi")),
     ("我对芒果过敏，吃了会起疹子", "我在杭州一家电商公司上班", "给我推荐点好吃的零食", ("芒果",)),
+    # the request typed after a remark, with a space or a comma between: still a request
+    ("我不喝酒 戒了五年了", "我在杭州一家电商公司上班", "周末请朋友来家里 推荐点喝的", ("酒",)),
+    ("I don't drink alcohol, been sober 5 years.", "I live in Seattle now, near Green Lake.",
+     "we have friends over this weekend, suggest some drinks", ("beer", "wine", "cocktail", "alcohol")),
 ])
 def test_a_constraint_reaches_the_reply_and_the_prompt(engine, constraint: str, filler: str, ask: str,  # type: ignore[no-untyped-def]
                                                        forbidden: tuple[str, ...]) -> None:

@@ -235,7 +235,11 @@ def _suggest(question: str, zh: bool, memories: Sequence[tuple[str, str]],
 
 
 def _asks(question: str) -> bool:
-    return any(clause_kind(part) != "statement" for part in re.split(r"[。！？!?\n]", question) if part.strip())
+    """Some clause asks or requests: "周末请朋友来家里 推荐点喝的" asks in its second clause (split at
+    commas, and at a space between Chinese characters, as people type), and had been read as a
+    statement, so the reply ignored the user's "我不喝酒"."""
+    parts = re.split(r"[。！？!?\n，,；;]|(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])", question)
+    return any(clause_kind(part) != "statement" for part in parts if part.strip())
 
 
 # Words that ask for suggestions whatever else the question says ("what should I cook?",

@@ -311,7 +311,11 @@ def _same_owner(a: str, b: str) -> bool:
     sa, sb = subject_of(a), subject_of(b)
     if sa == sb:
         return True
-    # "My son Ethan plays the violin" / "Ethan has been playing violin": the name is the son.
+    # "My son Ethan plays the violin" / "Ethan has been playing violin": the name is the son (but
+    # "my nephew Leo" is not "my son Leo": a name two people share, each said with who they are).
+    pa, pb = signature(a).persons, signature(b).persons
+    if pa and pb and not pa & pb:
+        return False
     for subject, other_text in ((sa, b), (sb, a)):
         if subject.split("/")[-1].startswith("name:") and subject.split(":", 1)[1] in other_text.lower():
             return True
