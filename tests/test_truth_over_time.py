@@ -297,6 +297,9 @@ def test_a_refusal_or_a_yes_is_not_kept_as_a_lasting_fact(engine, assistant: str
     # Two people with one name, each said with who they are
     ("My son Leo is in 2nd grade", "My nephew Leo started 5th grade"),
     ("我儿子乐乐上二年级", "我侄子乐乐今年上五年级了"),
+    # someone's manager is not the user's manager
+    ("My manager is Tom", "Tom's manager is Sarah, she's tough"),
+    ("我领导是老王", "老王的领导是张总 很严"),
 ])
 def test_facts_about_different_people_or_things_both_stay(engine, first: str, second: str) -> None:  # type: ignore[no-untyped-def]
     user = User(engine)

@@ -65,6 +65,7 @@ _KIN_ZH = {"爸": "爸爸", "妈": "妈妈", "哥": "哥哥", "姐": "姐姐", "
            "姥": "姥姥"}
 # The relatives said in one character after 我 ("我妈", "我哥"): not the speaker.
 KIN_ZH_ONE_CHAR = frozenset(_KIN_ZH)
+_OF_SOMEONE_ZH = re.compile("(?:" + _BY_SURNAME_ZH + "|" + "|".join(PERSON_NOUNS_ZH) + r"|我(?:爸|妈|哥|姐|弟|妹))的$")
 _MY_KIN_ZH = re.compile(r"我(爸|妈|哥|姐|弟|妹|爷|奶|姥)(?![爸妈哥姐弟妹爷奶姥])")
 
 
@@ -121,7 +122,9 @@ def _person_in(fragment: str) -> str | None:
                 singular = "ex" if person_key(singular) in _ROMANTIC else f"ex-{person_key(singular)}"
             found.append((m.start(), f"rel:{person_key(singular)}"))
     for m in _PERSON_ZH_RE.finditer(fragment):
-        found.append((m.start(), f"rel:{person_key(m.group(0))}"))
+        # "老王的领导是张总", "我妈的同事": someone's person is someone else again, not the user's
+        of_someone = _OF_SOMEONE_ZH.search(fragment, 0, m.start()) is not None
+        found.append((m.start(), "other" if of_someone else f"rel:{person_key(m.group(0))}"))
     for m in _MY_KIN_ZH.finditer(fragment):  # "我爸是退休的中学老师": the father, not the user
         found.append((m.start(), f"rel:{person_key(_KIN_ZH[m.group(1)])}"))
     for m in _EN_NAME.finditer(fragment):
@@ -132,7 +135,11 @@ def _person_in(fragment: str) -> str | None:
     # clause is whom it is about, whether the 's is "is"/"has" or a possessive.
     for m in _EN_NAME_S.finditer(fragment):
         if m.group(1) not in _NOT_NAMES and not any(start == m.start(1) for start, _ in found):
-            found.append((m.start(1), f"name:{m.group(1).lower()}"))
+            # "Tom's manager is Sarah" is about Tom's manager, someone else again (it had replaced
+            # "my manager is Tom": the name read as whom it is about)
+            kin = re.match(r"\s+(?:(?:new|old|ex|older|younger|little|big)\s+)?([a-z][a-z\-]*)", fragment[m.end():], _I)
+            of_someone = kin is not None and kin.group(1).lower() in PERSON_NOUNS_EN
+            found.append((m.start(1), "other" if of_someone else f"name:{m.group(1).lower()}"))
     # "财务部的小王刚提了辆特斯拉": a colleague called by surname, where they work said first.
     introduced = _INTRODUCED.match(fragment)
     if introduced is not None and introduced.group("name_zh"):
