@@ -28,7 +28,7 @@ from memory_core.config import Settings
 from memory_core.lifecycle import epoch, expires_at_for, in_retrieval
 from memory_core.llm.base import LLMProvider, MemoryBrief
 from memory_core.records import MemoryRecord
-from memory_core.text.facts import says_change, says_correction, signature
+from memory_core.text.facts import says_change, says_correction, signature, without_rejected
 from memory_core.text.keywords import keyword_tokens
 from memory_core.text.restating import joined_text, told_again
 from memory_core.text.similarity import normalize_for_compare
@@ -223,7 +223,10 @@ def inherited_key(current: MemoryRecord, older: MemoryRecord, settings: Settings
         return None
     if normalize_for_compare(older.content) in normalize_for_compare(current.content):
         return None  # its text already holds the older one (``inherited_detail``)
-    shared = set(keyword_tokens(current.content)) & set(keyword_tokens(older.content))
+    # (a value the correction names only to reject it is no shared word: "搞错了 是CA1873 不是CA1837")
+    # nor is a code's letter prefix both codes share ("ca" of CA1873 and CA1837)
+    shared = set(keyword_tokens(without_rejected(current.content))) & set(keyword_tokens(older.content))
+    shared = {w for w in shared if not any(w in code and w != code for code in signature(current.content).codes)}
     if not (says_correction(current.content) and not shared) and not restated(current.content, older.content, shared):
         return None
     return (dict(context=older.content[:KEY_MAX_CHARS], vector_written=False, updated_at=now),

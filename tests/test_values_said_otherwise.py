@@ -243,6 +243,9 @@ def test_a_second_look_at_amounts_and_bookings(older: str, newer: str, replaces:
     # 口误 / 笔误 say a slip of the tongue or the pen (probe set h-zh)
     ("我的工号是20371，下次报销帮我填一下", "口误口误，是20317", "我工号多少", "20317", "20371"),
     ("my locker is 4127, top row", "i got it backwards, my locker is 4172", "what's my locker number?", "4172", "4127"),
+    # "oops" opening a value (and the code it rejects left out of the comparison)
+    ("my flight is BA117 on friday", "oops it's BA171 not BA117", "what's my flight number?", "BA171", "on friday"),
+    ("我的航班是CA1837 周五走", "搞错了 是CA1873 不是CA1837", "我航班号多少", "CA1873", "周五走"),
 ])
 def test_a_slip_said_as_such_is_corrected(engine, old: str, new: str, query: str,  # type: ignore[no-untyped-def]
                                           value: str, stale: str) -> None:

@@ -69,7 +69,8 @@ _DAYS = re.compile(r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sund
 _CORRECTION_MARKER = re.compile(
     r"\bsorry\b(?=[^.!?]{0,25}\b(?:meant|mean|typo|wrong|mistake|i said|it'?s|its|not)\b)|"
     r"^\W*sorry\W+(?=[^\s.!?]*\d)|"  # "Sorry, UTC-3!!": a bare value right after the apology
-    r"\b(?:i meant|i mean|correction|actually|my mistake|typo|not \S+ but|wrong|rather)\b|"
+    r"\b(?:i meant|i mean|correction|actually|my mistake|my bad|typo|not \S+ but|wrong|rather)\b|"
+    r"^\W*(?:oops|whoops|oh wait)\b(?=[^.!?]{0,25}\b(?:it'?s|its|meant|not)\b)|"  # "oops it's BA171 not BA117"
     r"\b(?:mixed (?:it |them )?up|had it wrong|got it wrong|(?:got|had) (?:it|that|them) backwards|the other way (?:round|around)|had (?:the|it) \w+ wrong|swapped|typo'?d|misspel\w*|wait,? no|"
     r"mis(?:read|heard|typed))\b|(?<!not a )(?<!n't a )\b(?:misdiagnos\w*|false positive)\b|(?<!不是)(?<!并非)误[判诊]|"
     r"说错了|打错了|写错了|记错了|口误|笔误|订错|买错|填错|约错|记反|[说写打看弄搞]反了|看错|看岔|记岔|记混|搞混|弄混|看花眼|搞错|弄错|更正|纠正|其实是|其实|应该是|"
@@ -303,6 +304,11 @@ _REJECTED = re.compile(r"(?:\bnot|\b(?:is|was)n'?t|\binstead of|\brather than)\s
                        r"不是\s*(?=[A-Za-z0-9\-.]*\d)[A-Za-z0-9\-.]*[A-Za-z0-9]", _I)  # "啊不是 是6800" rejects nothing
 
 
+def without_rejected(text: str) -> str:
+    """``text`` without the values it names only to reject them ("是CA1873 不是CA1837" -> "是CA1873")."""
+    return _REJECTED.sub(" ", text)
+
+
 def rejects_value(text: str) -> bool:
     """``text`` names a value only to reject it ("the code isn't 4821", "不是5316"): an answer
     cut there would give the wrong value."""
@@ -438,7 +444,7 @@ def twin_codes(newer: str, older: str) -> bool:
     """A code of ``older`` (letters and digits, 4 or more) is given in ``newer`` a slip away and
     not said again ("MU5137" -> "MU5173", "BA287" -> "BA278"): the same booking told again with
     the right code, with or without a word that says so."""
-    old, new = signature(older).codes, signature(newer).codes
+    old, new = signature(older).codes, signature(_REJECTED.sub(" ", newer)).codes  # not the code it rejects
     gone, came = old - new, new - old
     for o in gone:
         for n in came:
