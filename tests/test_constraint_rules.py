@@ -167,6 +167,10 @@ def test_no_trait_reaches_a_request_that_only_shares_a_word_with_its_topic(reque
     ("以前我对花生过敏，现在还是过敏", "allergy"), ("小时候就对花生过敏 一直没好", "allergy"),
     ("I was allergic to penicillin as a kid and still am", "allergy"),
     ("my son outgrew his shoes and he is allergic to nuts", "allergy"),
+    # found in review: one allergy over beside one that holds, someone else's, an illness outgrown, "a bit better"
+    ("I was allergic to eggs as a baby but outgrew it, still allergic to peanuts though", "allergy"),
+    ("小时候对牛奶过敏，现在没事了，但是对花生还是过敏", "allergy"), ("I'm allergic to cats, my sister outgrew hers", "allergy"),
+    ("I'm allergic to penicillin, grew out of the eczema though", "allergy"), ("以前对花生过敏 现在好了点", "allergy"),
 ])
 def test_an_allergy_told_as_over_is_no_constraint(text: str, kind: str | None) -> None:
     assert constraint_kind(text) == kind

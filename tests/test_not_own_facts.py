@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import pytest
 
+from memory_core.llm.offline.slots import supersedes_text
 from memory_core.text.intent import statement_part
+from memory_core.text.subject import subject_of
 
 from tests.test_truth_over_time import START, User
 from tests.conftest import backend_engine_fixture
@@ -182,3 +184,33 @@ def test_the_reply_says_whose_allergy_rules_a_snack_out(engine, said: str, ask: 
     user.says(ask, days=20)
     assert user.last_info.constraints  # the son's allergy bears on his snacks
     assert whose in user.last_reply and not_mine not in user.last_reply
+
+
+
+@pytest.mark.parametrize("newer, older, replaces", [
+    # the amount there is, said beside a goal, still replaces; a goal alone does not
+    ("down to 78kg now, want to hit 75", "I weigh 82kg", True), ("体重降到63了 想减到60", "我现在体重65公斤", True),
+    ("I want to get down to 75kg by summer", "I weigh 82kg", False), ("我想减到60公斤", "我现在体重65公斤", False),
+    # the line is read where the number is
+    ("no landline anymore, call me on [PHONE#cc22dd]", "My phone number is [PHONE#aa11bb]", True),
+    ("办公室电话打不通的话，我手机是[PHONE#cc22dd]", "我的手机号是[PHONE#aa11bb]", True),
+    ("call me on the office line [PHONE#cc22dd] tomorrow", "My phone number is [PHONE#aa11bb]", False),
+    # a kid is the son; a nephew is not; one person's son is not another's
+    ("my kid Leo started 3rd grade", "my son Leo is in 2nd grade", True),
+    ("my nephew Leo started 5th grade", "my son Leo is in 2nd grade", False),
+    ("老李的儿子在上海工作", "老王的儿子在北京工作", False),
+    # 目前任职 holds no 前任; a restatement that signs up "as a" member is still one
+    ("目前任职于字节，年薪50万", "我年薪40万", True),
+    ("I signed up as a member at Planet Fitness again", "I'm a member at Planet Fitness", True),
+])
+def test_whose_and_which_value_a_message_gives(newer: str, older: str, replaces: bool) -> None:
+    assert supersedes_text(newer, older) is replaces
+
+
+@pytest.mark.parametrize("text, subject", [
+    ("我目前任职于字节跳动", "self"), ("my ex job paid 50k", "self"), ("my ex moved to Boston", "rel:ex"),
+    ("我前任搬去北京了", "rel:ex"), ("尤其他最近老加班", "other"), ("阿托伐他汀每晚10毫克", "self"),
+    ("Tom's manager is Sarah", "of:tom:boss"), ("老王的领导是张总", "of:老王:领导"),
+])
+def test_who_a_message_is_about(text: str, subject: str) -> None:
+    assert subject_of(text) == subject

@@ -229,6 +229,11 @@ def test_mango_allergy_scenario_zh() -> None:
     ("给儿子带什么零食去春游", "[2024-01-01] 我儿子对花生过敏", "已避开花生（你儿子对花生过敏，2024-01-01 记下）", "你对花生过敏"),
     ("what snacks should I pack for my son?", "[2024-01-01] my son is allergic to peanuts",
      "I left out peanuts (your son is allergic to peanuts, noted 2024-01-01)", "you're allergic"),
+    # found in review: the person before a comma, the user's own allergy beside another's dislike, two people
+    ("what snacks should I pack for my son?", "[2024-01-01] My son, who is 5, is allergic to peanuts",
+     "your son, who is 5, is allergic to peanuts", "you're allergic"),
+    ("给我推荐点零食", "[2024-01-01] 我儿子不爱吃芒果，我对芒果过敏", "已避开芒果（你对芒果过敏", "你儿子不爱吃芒果"),
+    ("给我推荐点零食", "[2024-01-01] 我老公对花生过敏，我对芒果过敏", "已避开花生（你老公对花生过敏", "你对花生过敏"),
 ])
 def test_the_reply_says_whose_allergy_it_left_out(question: str, context: str, said: str, not_said: str) -> None:
     _, text = reply_text(question, context)
@@ -607,6 +612,8 @@ def test_as_asked_of_me_turns_the_assistants_question_around() -> None:
     ("周末请朋友来家里 推荐点喝的", True), ("周末请朋友来家里，推荐点喝的吧", True),
     ("we have friends over this weekend, suggest some drinks", True),
     ("我今天好累 不想动", False), ("I went hiking, it was great", False), ("I'm vegetarian, never suggest meat", False),
+    # an opener that asks nothing (found in review), unless it is all there is
+    ("你知道吗，我升职了", False), ("对了你知道吗 我下个月搬家", False), ("guess what, I got the job", False), ("你知道吗", True),
 ])
 def test_a_request_typed_after_a_remark_still_asks(question: str, asks: bool) -> None:
     from memory_core.llm.offline.reply import _asks

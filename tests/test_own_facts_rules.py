@@ -46,6 +46,10 @@ def test_wishes_and_what_ifs(text: str, wish: bool) -> None:
     ("我终于减到60公斤了", False), ("医生把药减到半片了", False), ("房租涨到4200了", False), ("我想到3点再走", False),
     ("I finally got down to 75kg!", False), ("my rent went up to 1600", False),
     ("I want to go to 3 concerts this year", False), ("I wanted to take 2 weeks off", False),
+    # found in review: the amount there is said beside the goal, a place, a date, a goal denied
+    ("down to 78kg now, want to hit 75", False), ("体重降到63了 想减到60", False), ("现在63公斤，目标是60", False),
+    ("I want to get to 7-Eleven before it closes", False), ("the target date is 15 June", False), ("我不想涨到5000", False),
+    ("im tryna get to 75kg", True),
 ])
 def test_an_amount_wanted_is_a_goal(text: str, goal: bool) -> None:
     assert is_goal(text) is goal

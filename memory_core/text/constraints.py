@@ -25,13 +25,15 @@ _I = re.IGNORECASE
 
 _ALLERGY = re.compile(r"过敏|不耐受|乳糖不耐|\ballerg|\bintoleran|\banaphyla|\bceliac\b|\bcoeliac\b|\bepi-?pen\b", _I)
 _NOT_ALLERGIC = re.compile(r"不过敏|没有过敏|不再过敏|\bnot allergic\b|\bno (?:known )?allergies\b|\bisn'?t an allergy\b|"
-                           r"\bno longer allergic\b|\boutgrew (?:my|the) allergy\b|"
-                           # an allergy told as over: "I was allergic to cats as a kid but outgrew it",
-                           # "我以前对猫毛过敏 长大就好了" (not "以前就过敏，现在还是过敏")
-                           r"\ballergic\b[^.!?]{0,40}\b(?:outgrew|grew out of)\b|"
-                           r"\b(?:used to be|was) allergic\b[^.!?]{0,40}\b(?:not any ?more|anymore|no longer)\b|"
-                           r"(?:以前|曾经|小时候|原来)[^。！？]{0,10}过敏[^。！？]{0,6}?(?:[，,\s]|但|不过)+(?:现在|后来|长大)?(?:了|以后|后)?"
-                           r"(?:就|都|已经)?(?:好了|没事了|不过敏了|没有了|痊愈了?|消失了)", _I)
+                           r"\bno longer allergic\b|\boutgrew (?:my|the) allergy\b", _I)
+# An allergy told as over: "I was allergic to cats as a kid but outgrew it", "我以前对猫毛过敏 长大就好
+# 了". Only that span is set aside: "..., still allergic to peanuts though" and "但是对花生还是过敏"
+# still state one, and "my sister outgrew hers" or "好了点" (better, not gone) end none.
+_ALLERGY_OVER = re.compile(
+    r"\ballergic\b[^.!?,;]{0,40}\b(?:outgrew|grew out of) (?:it|them|that|the allergy|my allergy)\b|"
+    r"\b(?:used to be|was) allergic\b[^.!?;]{0,40}\b(?:not any ?more|anymore|no longer)\b|"
+    r"(?:以前|曾经|小时候|原来)[^。！？，,]{0,10}过敏[^。！？]{0,6}?(?:[，,\s]|但|不过)+(?:现在|后来|长大)?(?:了|以后|后)?"
+    r"(?:就|都|已经)?(?:好了|没事了|不过敏了|没有了|痊愈了?|消失了)(?![点些])", _I)
 _MEDICAL = re.compile(r"糖尿病|高血压|痛风|孕期|怀孕|哺乳|肾病|胃溃疡|心脏病|心律不齐|哮喘|癫痫|不能吃药|禁用|医生(?:说|让|不让|叮嘱)|"
                       r"\bdiabet|\bpregnan|\bgout\b|\bbreastfeeding\b|\bkidney disease\b|\bblood thinners?\b|"
                       r"\bwarfarin\b|\bhypertension\b|\barrhythmia\b|\bheart condition\b|\basthma\b|\bepilep|"
@@ -231,7 +233,7 @@ def constraint_kind(text: str, answering: str | None = None) -> str | None:
 def _kind_of(statement: str) -> str | None:
     if not statement:
         return None
-    if _ALLERGY.search(statement) and not _NOT_ALLERGIC.search(statement):
+    if _ALLERGY.search(_ALLERGY_OVER.sub(" ", statement)) and not _NOT_ALLERGIC.search(statement):
         return "allergy"
     if _INSTRUCTION.search(statement):
         return "instruction"

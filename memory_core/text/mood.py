@@ -29,19 +29,24 @@ _IRREALIS_ZH = re.compile(
 # to 75kg by summer", "my goal weight is 70kg". It names the amount it wants, not the amount there is:
 # read as news it replaced "我现在体重65公斤" with the wish. ("我终于减到60公斤了" reached it: no goal.)
 _GOAL_EN = re.compile(
-    r"\b(?:want(?:s|ed)? to|wanna|hop(?:e|es|ing) to|trying to|try to|aim(?:ing)? to|would like to|'d like to|"
-    r"working towards?)\b[^.!?;]{0,40}?\b(?:down to|up to|get to|under|below|at least|reach|hit|weigh)\s+[£$€]?\d|"
-    r"\b(?:goal|target|aim)(?: [a-z]+)? (?:is|was|of)\s+(?:to\s+[^.!?;]{0,30}?)?[£$€]?\d", _I)
-_GOAL_ZH = re.compile(r"(?:想|希望|争取|目标|力争|努力|盼着?|梦想)[^，。！？!?,]{0,12}?"
+    r"\b(?:want(?:s|ed)? to|wanna|tryna|hop(?:e|es|ing) to|trying to|try to|aim(?:ing)? to|would like to|'d like to|"
+    r"working towards?)\b[^.!?;]{0,40}?\b(?:down to|up to|get to|under|below|at least|reach|hit|weigh)\s+"
+    r"[£$€]?\d(?![\d,.]*-[A-Za-z])|"  # not "get to 7-Eleven"
+    r"\b(?:goal|target|aim)(?! date)(?: [a-z]+)? (?:is|was|of)\s+(?:to\s+[^.!?;]{0,30}?)?[£$€]?\d", _I)
+_GOAL_ZH = re.compile(r"(?<![不没别])(?:想|希望|争取|目标|力争|努力|盼着?|梦想)[^，。！？!?,]{0,12}?"
                       r"(?:减到|降到|瘦到|涨到|加到|提高到|降低到|控制在|减少到|增加到|达到|存到|攒到)\s*\d|"
                       r"目标(?:体重|血压|是|定在)\s*\d")
+# Clauses, to tell a goal from the amount said beside it ("down to 78kg now, want to hit 75").
+_CLAUSE = re.compile(r"[,，;；。.!！?？\n]+|\s+(?:but|and)\s+|(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])")
 
 
 @lru_cache(maxsize=16384)
 def is_goal(text: str) -> bool:
-    """Whether ``text`` names an amount the user wants to reach (a weight, a pressure, a saving)
-    rather than the amount there is now; such a wish gives no new value to the current one."""
-    return _GOAL_EN.search(text or "") is not None or _GOAL_ZH.search(text or "") is not None
+    """Whether ``text`` names only an amount the user wants to reach (a weight, a pressure, a
+    saving), not the amount there is now: every clause with a number in it is a goal. Such a
+    wish gives no new value to the current one; "体重降到63了 想减到60" still does (63)."""
+    numbered = [c for c in _CLAUSE.split(text or "") if re.search(r"\d", c)]
+    return bool(numbered) and all(_GOAL_EN.search(c) or _GOAL_ZH.search(c) for c in numbered)
 
 
 # A question about wishes, plans or dreams is answered by them ("where do I want to travel?").

@@ -9,7 +9,8 @@ memories about other people were hidden on a held-out Chinese set.
 ``subject_before(text, position)`` reads the subject of the clause that holds a fact found at
 ``position`` (the last person named before it in that clause); ``subject_of(text)`` the subject
 of the text as a whole. Both return a short key: ``"self"``, ``"rel:<noun>"``, ``"name:<name>"``,
-``"other"`` (he / she / they), each prefixed with ``"<speaker>/"`` for a transcript line.
+``"other"`` (he / she / they), ``"of:<owner>:<noun>"`` (someone's person: "Tom's manager", 老王的
+儿子), each prefixed with ``"<speaker>/"`` for a transcript line.
 """
 from __future__ import annotations
 
@@ -37,7 +38,8 @@ PERSON_NOUNS_ZH = tuple(sorted(
     外甥 外甥女 孙子 孙女 女朋友 男朋友 女友 男友 对象 未婚妻 未婚夫 朋友 好朋友 闺蜜 哥们 发小 同事 同学 室友 舍友 邻居
     老板 上司 领导 经理 主管 老师 师傅 医生 房东 岳父 岳母 公公 婆婆 家人 父母 爸妈 小孩 大哥 大姐 二哥 二姐 小姨 大姨 姨妈
     姐夫 嫂子 弟媳 妹夫 同桌 队友 导师 助理 保姆 前任 前妻 前夫 前男友 前女友""".split(), key=len, reverse=True))
-_PERSON_ZH_RE = re.compile("|".join(PERSON_NOUNS_ZH))
+# (前任 inside 目前任职 / 提前任务 is no ex)
+_PERSON_ZH_RE = re.compile("|".join(PERSON_NOUNS_ZH).replace("前任", "(?<![目提之此以事超空当眼跟面门从向往])前任(?![职务何期])"))
 # 小王 / 老李 (a surname after 小 or 老) is how colleagues and neighbours are called; surnames that also
 # open common words (程序, 高手, 金额, 方便, 马上 ...) are left out: 小程序 is no one.
 _SURNAME_ZH = "[王李张刘陈杨赵吴周徐孙胡郭何林罗郑梁谢宋唐许韩冯邓曹彭曾肖董袁潘蒋蔡杜叶苏魏吕丁沈姚卢姜崔钟谭陆汪范廖贾韦邹孟熊秦邱尹薛闫段雷侯陶黎贺顾郝龚邵严覃戴莫孔汤]"
@@ -65,7 +67,7 @@ _KIN_ZH = {"爸": "爸爸", "妈": "妈妈", "哥": "哥哥", "姐": "姐姐", "
            "姥": "姥姥"}
 # The relatives said in one character after 我 ("我妈", "我哥"): not the speaker.
 KIN_ZH_ONE_CHAR = frozenset(_KIN_ZH)
-_OF_SOMEONE_ZH = re.compile("(?:" + _BY_SURNAME_ZH + "|" + "|".join(PERSON_NOUNS_ZH) + r"|我(?:爸|妈|哥|姐|弟|妹))的$")
+_OF_SOMEONE_ZH = re.compile("(" + _BY_SURNAME_ZH + "|" + "|".join(PERSON_NOUNS_ZH) + r"|我(?:爸|妈|哥|姐|弟|妹))的$")
 _MY_KIN_ZH = re.compile(r"我(爸|妈|哥|姐|弟|妹|爷|奶|姥)(?![爸妈哥姐弟妹爷奶姥])")
 
 
@@ -75,8 +77,9 @@ def person_key(noun: str) -> str:
 # ("ex" alone is a person: "my ex moved to Boston"; before a noun it qualifies it: "my ex-wife")
 _MY_PERSON_EN = re.compile(r"\b(?:my|our)\s+(?:(?:older|younger|little|big|elder|best|new|old|ex(?=[\s-](?:wife|husband|boyfriend|girlfriend|partner|bf|gf|fianc\w*|boss|roommate|flatmate|housemate|colleague|coworker|manager)\b)|late|oldest|"
                            r"youngest|eldest|twin)[\s-]+)?([a-z][a-z\-']*)", _I)
-# 他 inside a word is no one: 其他 (other), 吉他 (guitar), 他汀 (a statin: "阿托伐他汀每晚10毫克"), 他乡.
-_PRONOUN_OTHER = re.compile(r"\b(?:he|she|they|him|her|them|his|their)\b|他们|她们|(?<![其吉])他(?![汀乡])|她", _I)
+# 他 inside a word is no one: 其他 (other; 尤其 + 他 is "he"), 吉他 (guitar), 他汀 (a statin: "阿托伐他汀每晚10
+# 毫克"), 他乡, 维他命, 利他林.
+_PRONOUN_OTHER = re.compile(r"\b(?:he|she|they|him|her|them|his|their)\b|他们|她们|(?<![吉维利])(?<![^尤]其)(?<!^其)他(?![汀乡命林])|她", _I)
 _SELF = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|im|ive|me|my|mine|myself)\b|我", _I)
 _EN_NAME = re.compile(r"(?<![\w'’])([A-Z][a-zà-öø-ÿ]+(?:\s[A-Z][a-zà-öø-ÿ]+)?)(?:'s|’s)?\s+(?:is|was|lives|lived|works|"
                       r"worked|has|had|moved|likes|loves|hates|got|just|prefers|eats|drinks|doesn't|does|can|will|"
@@ -116,6 +119,9 @@ def _person_in(fragment: str) -> str | None:
     found: list[tuple[int, str]] = []
     for m in _MY_PERSON_EN.finditer(fragment):
         noun = re.sub(r"['’]s$", "", m.group(1).lower())
+        if noun == "ex" and re.match(r"\s+(?!(?:is|was|has|had|and|just|moved|lives|works|said|says|got|wants|still|"
+                                     r"texted|called|told)\b)[a-z]", fragment[m.end():], _I):
+            continue  # "my ex job", "my ex flat": an earlier thing, not the ex
         if noun in PERSON_NOUNS_EN:
             singular = noun[:-1] if noun.endswith("s") and noun[:-1] in PERSON_NOUNS_EN else noun
             if re.search(r"\bex[\s-]", m.group(0), _I):  # "my ex-wife" is not "my wife": the ex, one of them
@@ -123,8 +129,9 @@ def _person_in(fragment: str) -> str | None:
             found.append((m.start(), f"rel:{person_key(singular)}"))
     for m in _PERSON_ZH_RE.finditer(fragment):
         # "老王的领导是张总", "我妈的同事": someone's person is someone else again, not the user's
-        of_someone = _OF_SOMEONE_ZH.search(fragment, 0, m.start()) is not None
-        found.append((m.start(), "other" if of_someone else f"rel:{person_key(m.group(0))}"))
+        owner = _OF_SOMEONE_ZH.search(fragment, 0, m.start())
+        found.append((m.start(), f"of:{owner.group(1)}:{person_key(m.group(0))}" if owner
+                      else f"rel:{person_key(m.group(0))}"))
     for m in _MY_KIN_ZH.finditer(fragment):  # "我爸是退休的中学老师": the father, not the user
         found.append((m.start(), f"rel:{person_key(_KIN_ZH[m.group(1)])}"))
     for m in _EN_NAME.finditer(fragment):
@@ -139,7 +146,8 @@ def _person_in(fragment: str) -> str | None:
             # "my manager is Tom": the name read as whom it is about)
             kin = re.match(r"\s+(?:(?:new|old|ex|older|younger|little|big)\s+)?([a-z][a-z\-]*)", fragment[m.end():], _I)
             of_someone = kin is not None and kin.group(1).lower() in PERSON_NOUNS_EN
-            found.append((m.start(1), "other" if of_someone else f"name:{m.group(1).lower()}"))
+            found.append((m.start(1), f"of:{m.group(1).lower()}:{person_key(kin.group(1).lower())}" if of_someone
+                          else f"name:{m.group(1).lower()}"))
     # "财务部的小王刚提了辆特斯拉": a colleague called by surname, where they work said first.
     introduced = _INTRODUCED.match(fragment)
     if introduced is not None and introduced.group("name_zh"):
@@ -384,4 +392,4 @@ def about_someone_else(text: str) -> bool:
             or _USER_IN_IT.search(_FIRST_CLAUSE.split(text[opening.end():], 1)[0])):
         return False  # "Bart与家人享用了早餐", "Lisa and her family ...": the named one's, with others
     subject = subject_of(text)
-    return subject.startswith("rel:") or subject == "other"
+    return subject.startswith(("rel:", "of:")) or subject == "other"

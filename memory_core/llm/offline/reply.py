@@ -43,7 +43,7 @@ from memory_core.text.pii import PLACEHOLDER_RE, find_pii
 from memory_core.text.subject import subject_of
 from memory_core.text.intent import clause_kind, is_small_talk
 from memory_core.text.keywords import keyword_tokens
-from memory_core.text.lang import detect_language
+from memory_core.text.lang import detect_language, is_cjk
 
 _I = re.IGNORECASE
 
@@ -175,13 +175,24 @@ def _noted(date: str, zh: bool) -> str:
 def _whose_reason(avoid: Avoid, texts: Sequence[str]) -> str:
     """The clause that rules ``avoid`` out, said back as it was said, when it is someone else's
     ("你儿子对花生过敏", "your son is allergic to peanuts"): the reply had said "you're allergic"
-    of the son's allergy. Empty when the user's own (the reason is then worded from its kind)."""
+    of the son's allergy. Empty when the user's own (the reason is then worded from its kind).
+    The clause is the one naming the thing with its reason (an allergy's 过敏 / allergic: "我儿子不
+    爱吃芒果，我对芒果过敏" is the user's allergy); a clause that names no one ("My son, who is 5, is
+    allergic to peanuts") is said with the sentence before it."""
+    term = avoid.term.lower()
+    marker = re.compile(r"过敏|allerg", _I) if avoid.kind == "allergy" else None
     for text in texts:
-        if avoid.term.lower() not in text.lower() or subject_of(text).split("/")[-1] == "self":
-            continue
-        for clause in re.split(r"[，。,.;；!！?？\n]+", text):
-            if avoid.term.lower() in clause.lower():
-                return second_person(clause.strip())
+        for sentence in re.split(r"[。.!?！？;；\n]+", text):
+            clauses = re.split(r"[，,]", sentence)
+            for i, clause in enumerate(clauses):
+                if term not in clause.lower() or (marker is not None and not marker.search(clause)):
+                    continue
+                said = clause
+                if subject_of(clause) == "self" and not re.search(r"\b(?:i|i'm|i've|my|me)\b|我", clause, _I):
+                    said = "，".join(clauses[:i + 1]) if is_cjk(sentence[:1]) else ",".join(clauses[:i + 1])
+                if subject_of(said).split("/")[-1] == "self":
+                    return ""
+                return second_person(said.strip())
     return ""
 
 
@@ -239,7 +250,14 @@ def _asks(question: str) -> bool:
     commas, and at a space between Chinese characters, as people type), and had been read as a
     statement, so the reply ignored the user's "我不喝酒"."""
     parts = re.split(r"[。！？!?\n，,；;]|(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])", question)
-    return any(clause_kind(part) != "statement" for part in parts if part.strip())
+    said = [p for p in parts if p.strip()]
+    told = [p for p in said if not _OPENER.fullmatch(p.strip())] or said  # "你知道吗" alone still asks
+    return any(clause_kind(part) != "statement" for part in told)
+
+
+# "你知道吗，我升职了", "guess what, I got the job": an opener that asks nothing.
+_OPENER = re.compile(r"(?:对了|哎|诶|嘿)?\s*(?:你知道吗|知道吗|你猜怎么着|你猜|猜猜看?|跟你说|告诉你)[吧啊呀嘛]?|"
+                     r"(?:guess what|you know what|did you know|know what)\W*", _I)
 
 
 # Words that ask for suggestions whatever else the question says ("what should I cook?",

@@ -47,11 +47,21 @@ _OFFICE_LINE = re.compile(r"\b(?:office|work|desk|direct)\s+(?:line|number|phone
 _HOME_LINE = re.compile(r"\b(?:home|house)\s+(?:line|number|phone|landline)\b|\blandline\b|家里(?:的)?(?:座机|电话)|家庭电话", _I)
 
 
+_MOBILE = re.compile(r"\b(?:mobile|cell|cellphone)\b|手机", _I)
+_LINE_CLAUSE = re.compile(r"[,，;；.。!！?？]\s*|\s+[—–-]+\s+|\s+but\s+", _I)
+
+
 def phone_line(text: str) -> str:
-    """Which of the user's lines a number in ``text`` is: "office", "home" or "mobile"."""
-    if _OFFICE_LINE.search(text):
+    """Which of the user's lines the number in ``text`` is: "office", "home" or "mobile". Read in
+    the clause that holds the number: "no landline anymore, call me on [PHONE]" gives a mobile,
+    "办公室电话打不通的话，我手机是[PHONE]" too."""
+    clauses = [c for c in _LINE_CLAUSE.split(text) if re.search(r"\[PHONE|\d{3}", c)] or [text]
+    said = " ".join(clauses)
+    if _MOBILE.search(said):
+        return "mobile"
+    if _OFFICE_LINE.search(said):
         return "office"
-    return "home" if _HOME_LINE.search(text) else "mobile"
+    return "home" if _HOME_LINE.search(said) else "mobile"
 
 
 _SLOTS: tuple[_Slot, ...] = (

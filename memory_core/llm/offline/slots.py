@@ -304,6 +304,20 @@ def _same_role(a: str, b: str) -> bool:
 _KIN_ZH = ("妈", "爸", "哥", "姐", "弟", "妹", "老婆", "老公", "爷", "奶", "儿", "女")
 
 
+# A word for any child, parent or sibling may name the son, the mother, the brother ("my kid Leo" is
+# "my son Leo"): compared as the kind of kin.
+_KIN_KIND = {"child": "child", "children": "child", "小孩": "child", "son": "child", "daughter": "child", "儿子": "child",
+             "女儿": "child", "parent": "parent", "parents": "parent", "mother": "parent", "father": "parent",
+             "妈妈": "parent", "爸爸": "parent", "父母": "parent", "sibling": "sibling", "siblings": "sibling",
+             "brother": "sibling", "sister": "sibling", "哥哥": "sibling", "姐姐": "sibling", "弟弟": "sibling", "妹妹": "sibling"}
+_GENERIC_KIN = frozenset({"child", "children", "小孩", "parent", "parents", "父母", "sibling", "siblings"})
+
+
+def _kin_kinds(persons: frozenset[str]) -> frozenset[str]:
+    """``persons`` as kinds of kin (son, daughter, kid: child), for comparing with a generic word."""
+    return frozenset(_KIN_KIND.get(p, p) for p in persons)
+
+
 def _same_owner(a: str, b: str) -> bool:
     """Whether two texts state facts of the same person. "My doctor raised my lisinopril to 15
     mg" is about the user's dose although the doctor is its subject: a first-person possessive
@@ -314,6 +328,8 @@ def _same_owner(a: str, b: str) -> bool:
     # "My son Ethan plays the violin" / "Ethan has been playing violin": the name is the son (but
     # "my nephew Leo" is not "my son Leo": a name two people share, each said with who they are).
     pa, pb = signature(a).persons, signature(b).persons
+    if (pa | pb) & _GENERIC_KIN:
+        pa, pb = _kin_kinds(pa), _kin_kinds(pb)
     if pa and pb and not pa & pb:
         return False
     for subject, other_text in ((sa, b), (sb, a)):

@@ -41,7 +41,7 @@ _LACKS = re.compile(r"旱鸭子|不会游|\bnon-?swimmer\b|\bteetotal(?:ler|er)?
 
 
 # Not "put Max down as my emergency contact", "put it down to stress".
-_DIED = re.compile(r"\bpassed away\b|\bdied\b|\bput (?:him|her|it|\w+) down\b(?!\s+(?:as|for|on|to|in)\b)|\bwas put down\b|\bput to sleep\b|"
+_DIED = re.compile(r"\bpassed away\b|\bdied\b|\bput (?:him|her|it|\w+) down\b(?!\s+(?:as|for|to)\b)|\bwas put down\b|\bput to sleep\b|"
                    r"去世|过世|离世|走了", _I)
 # A name inside the older statement ("we have a golden retriever, Biscuit, ..."), said in any case later.
 _NAMED = re.compile(r"(?<=[\s,(])(?-i:[A-Z][a-z]{2,})\b")
@@ -207,8 +207,12 @@ _CALLED_OFF = re.compile(r"退了|取消了|不去了|去不成了|泡汤了|黄
 # "下个月要搬去成都" / "成都不搬了".
 _MOVE_PLANNED = re.compile(r"\b(?:i'?m|we'?re|i am|we are) (?:\w+ )?moving (?:to|back to|out to)\b|"
                            r"\b(?:going|plan(?:ning)?|about) to move (?:to|back to)\b|(?:要|准备|打算|计划)搬(?:去|到|回)", _I)
-_MOVE_OFF = re.compile(r"\bstaying put\b|\bnot moving\b|\bwon'?t be moving\b|\bmove is off\b|\bisn'?t happening\b|"
-                       r"不搬了|搬不成了?|不打算搬了|不去了", _I)
+_MOVE_OFF = re.compile(r"\bstaying put\b|\bnot moving\b|\bwon'?t be moving\b|\bmove is off\b|"
+                       r"\bdecided not to move\b|\bmove (?:fell through|is cancell?ed)\b|"
+                       r"不搬了|搬不成了?|不打算搬了|搬[^，。,]{0,6}(?:黄了|泡汤了|取消了)", _I)
+# ... and not a trip or a weekend there: "周末成都不去了", "staying put in Berlin this weekend"
+_NOT_THE_MOVE = re.compile(r"\b(?:this|next|the) weekend\b|\btonight\b|\btoday\b|\btrip\b|\bvisit\b|"
+                           r"周末|今晚|今天|出差|旅游|旅行|去玩", _I)
 
 
 def ends_a_plan(newer: str, older: str) -> bool:
@@ -216,7 +220,8 @@ def ends_a_plan(newer: str, older: str) -> bool:
     after "国庆打算带娃去三亚"; "the Lisbon trip is cancelled" after "we booked Lisbon for May"):
     the plan is no longer what will happen. A call-off that names nothing of it ends nothing."""
     body = statement_words(newer)
-    move_off = _MOVE_PLANNED.search(older) is not None and _MOVE_OFF.search(body) is not None
+    move_off = _MOVE_PLANNED.search(older) is not None and _MOVE_OFF.search(body) is not None \
+        and _NOT_THE_MOVE.search(body) is None
     if not move_off and not (_PLANNED.search(older) and _CALLED_OFF.search(body) and _THE_TRIP.search(body)):
         return False
     if _NOT_CALLED_OFF.search(newer):

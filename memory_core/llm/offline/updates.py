@@ -306,7 +306,7 @@ def restates(newer: str, older: str) -> bool:
 # A name put in a role by the user ("listed Max as my emergency contact", "把乐乐填成紧急联系人"):
 # another thing said of the name, or another bearer of it, never the older fact said again.
 _GIVEN_A_ROLE = re.compile(r"\b(?:put|puts|putting|list|listed|lists|add|added|adds|register|registered|sign|signed|set)"
-                           r"\s+(?:[\w'’]+\s+){0,3}?as\s+(?:my|our|the|a|an)\b|填成|填为|设成|设为|登记为|登记成", _I)
+                           r"\s+(?:[\w'’]+\s+){0,3}?as\s+(?:my|our|his|her|the)\b|填成|填为|设成|设为|登记为|登记成", _I)
 _FIRST_OR_THIRD = re.compile(r"\b(?:I|I'm|I've|I'd|im|ive|my|me|mine|we|our|us)\b|我|\b(?:he|she|they|his|her|their)\b|他|她", _I)
 # A span of weeks or more gone by without something, after "haven't": "... had a drink in weeks".
 SPAN_WITHOUT_EN = (r"[^.!?]{0,30}(?:\b(?:in|for)\s+(?:(?:\d+|a|an|two|three|four|five|six|several|many|a few|over a|over)\s*)?"
