@@ -245,3 +245,11 @@ def test_every_probe_scenario_is_sound(name: str) -> None:
     problems = {r["id"]: [p for p in validate(r) if "does not read <lang>-<kind>-NNN" not in p] for r in rows}
     assert not {k: v for k, v in problems.items() if v}
     assert all(re.fullmatch(rf"[pqrstuvw][ez]-{r['kind']}-\d{{3}}", r["id"]) for r in rows)  # pe-, pz-, ... we-, wz-
+
+
+def test_the_judge_reads_no_suggestion_in_a_quoted_rule() -> None:
+    from bench.truth.runner import mentions, suggestions_part
+    reply = ('(Offline mode) Some dishes you might like: garden salad, steamed fish. I also left out what clashes with '
+             'what you told me: "gout. you\'re supposed to stay off red meat, shellfish and beer." Try a beer-free punch.')
+    assert not mentions(suggestions_part(reply), "shellfish")
+    assert mentions(suggestions_part(reply), "salad") and mentions(suggestions_part(reply + " Or a cold beer."), "beer")

@@ -81,7 +81,10 @@ _EXCLUSION = re.compile(r"left out|leaving out|avoid|without|instead of|no \w+|n
 
 
 def suggestions_part(reply: str) -> str:
-    """The reply without the sentences that name something to exclude it."""
+    """The reply without the sentences that name something to exclude it, and without what it
+    quotes the user as saying (a quoted rule of several sentences, "... gout. I'm supposed to stay
+    off red meat, shellfish and beer.", suggests none of them)."""
+    reply = re.sub(r'"[^"]*"|“[^”]*”', " ", reply)
     sentences = re.split(r"(?<=[.!?。！？\n])", reply)
     return "".join(s for s in sentences if not _EXCLUSION.search(s))
 
