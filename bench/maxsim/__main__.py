@@ -17,7 +17,8 @@ from pathlib import Path  # noqa: E402
 from bench.quality.__main__ import CACHE, MODEL_DIR, RESULTS  # noqa: E402
 from bench.quality.datasets import load_locomo, load_madial  # noqa: E402
 from bench.quality.embed_cache import CachingEmbedder  # noqa: E402
-from bench.quality.runner import _ask, locomo_scores, madial_scores, make_engine  # noqa: E402
+from bench.quality.runner import _ask, make_engine  # noqa: E402
+from bench.quality.sweep import headline  # noqa: E402
 from memory_core.recipes import FULL, Tuning  # noqa: E402
 
 import bench.maxsim.rerank as ms  # noqa: E402
@@ -84,11 +85,7 @@ def main() -> None:
                     ms.BLEND["w"], ms.BLEND["rrf"] = v["w"], v["rrf"]
                     run = _ask(engine, corpus, recipe, with_context=False)
                     for half in ("tune", "validate"):
-                        if corpus.name == "locomo":
-                            value = locomo_scores(run, corpus.queries)[f"cat1-4|{half}"]["recall@10"]
-                        else:
-                            value = madial_scores(run, corpus.queries)[f"recall@5|{half}"]
-                        table[name][f"{corpus.name}|{half}"] = round(value, 3)
+                        table[name][f"{corpus.name}|{half}"] = round(headline(run, corpus, half), 3)
                     per_q = run.seconds / len(corpus.queries) * 1000
                     rr = shared.seconds / max(shared.calls, 1) * 1000 if reranker else 0.0
                     timing.setdefault(name, {})[corpus.name] = {"query_ms": round(per_q, 1), "rerank_ms": round(rr, 1)}

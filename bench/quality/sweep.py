@@ -52,6 +52,13 @@ VARIANTS: dict[str, dict[str, Any]] = {
 }
 
 
+def headline(run: Any, corpus: Any, half: str) -> float:
+    """A dev set's main measure on one half: LoCoMo cat 1-4 recall@10, MADial recall@5."""
+    if corpus.name == "locomo":
+        return locomo_scores(run, corpus.queries)[f"cat1-4|{half}"]["recall@10"]
+    return madial_scores(run, corpus.queries)[f"recall@5|{half}"]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.quality.sweep", description=__doc__.split("\n")[0])
     parser.add_argument("--variants", default=",".join(VARIANTS), help="comma list of " + ",".join(VARIANTS))
@@ -74,11 +81,7 @@ def main() -> None:
                     recipe = FULL.with_tuning(replace(defaults, **VARIANTS[name]))
                     run = _ask(engine, corpus, recipe, with_context=False)
                     for half in ("tune", "validate"):
-                        if corpus.name == "locomo":
-                            value = locomo_scores(run, corpus.queries)[f"cat1-4|{half}"]["recall@10"]
-                        else:
-                            value = madial_scores(run, corpus.queries)[f"recall@5|{half}"]
-                        table[name][f"{corpus.name}|{half}"] = round(value, 3)
+                        table[name][f"{corpus.name}|{half}"] = round(headline(run, corpus, half), 3)
                     print(f"  {corpus.name} {name}: {table[name]}", flush=True)
             finally:
                 engine.close()
