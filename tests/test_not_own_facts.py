@@ -210,7 +210,7 @@ def test_whose_and_which_value_a_message_gives(newer: str, older: str, replaces:
 @pytest.mark.parametrize("text, subject", [
     ("我目前任职于字节跳动", "self"), ("my ex job paid 50k", "self"), ("my ex moved to Boston", "rel:ex"),
     ("我前任搬去北京了", "rel:ex"), ("尤其他最近老加班", "other"), ("阿托伐他汀每晚10毫克", "self"),
-    ("Tom's manager is Sarah", "of:tom:boss"), ("老王的领导是张总", "of:老王:领导"),
+    ("Tom's manager is Sarah", "of:tom:boss"), ("老王的领导是张总", "of:老王:领导"), ("张总的助理是小刘", "of:张总:助理"),
 ])
 def test_who_a_message_is_about(text: str, subject: str) -> None:
     assert subject_of(text) == subject

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from memory_core.text.constraints import constraint_kind
 from memory_core.text.mood import asks_about_wishes, is_goal, is_irrealis
 from memory_core.text.repeats import adds_nothing, without_filler
 from memory_core.text.subject import about_someone_else, asks_about_the_user
@@ -50,10 +51,14 @@ def test_wishes_and_what_ifs(text: str, wish: bool) -> None:
     ("down to 78kg now, want to hit 75", False), ("体重降到63了 想减到60", False), ("现在63公斤，目标是60", False),
     ("I want to get to 7-Eleven before it closes", False), ("the target date is 15 June", False), ("我不想涨到5000", False),
     ("im tryna get to 75kg", True),
+    # a target someone sets the user is a goal too; what the doctor measured is not
+    ("医生让我把血压降到130以下", True), ("my doctor wants me to get my blood pressure down to 130", True),
+    ("医生说我血压降到130了", False),
 ])
 def test_an_amount_wanted_is_a_goal(text: str, goal: bool) -> None:
     assert is_goal(text) is goal
-    assert is_irrealis(text) or not goal  # a goal ranks like a wish: below the amount there is
+    # a goal ranks like a wish, below the amount there is (a doctor's target is a constraint first)
+    assert is_irrealis(text) or not goal or constraint_kind(text) is not None
 
 
 def test_a_question_about_wishes_is_answered_by_them() -> None:

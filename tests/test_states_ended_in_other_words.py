@@ -99,6 +99,10 @@ def test_cannot_eat_said_by_the_complement_is_a_diet(text: str, kind: str | None
     ("I'm moving to Berlin in May", "staying put in Berlin this weekend, too tired to go out", False),
     ("I'm moving to Berlin in May", "we decided not to move to Berlin after all", True), ("下个月要搬去成都", "搬成都的事黄了", True),
     ("we have a dog named Max", "we had to put Max down on Friday", True),
+    # a pet's death told by its name alone, in either language; not a neighbour's, nor one lost
+    ("We have a dog named Max", "Max died last night", True), ("我家狗叫旺财 三岁了", "旺财昨晚去世了", True),
+    ("We have a dog named Max", "my neighbour's dog Max died", False), ("我家狗叫旺财", "旺财走丢了", False),
+    ("我家狗叫旺财", "我奶奶走了", False),
     ("we have a dog named Max", "Max has been scratching a lot, the vet put it down to stress", False),
     # found in review: a visit, hours, a condition, a house sold, an end looked forward to, a test failed
     ("I drink 2 coffees a day", "Stopped at Starbucks for a latte on the way in", False),
@@ -152,6 +156,9 @@ def test_a_state_ended_in_other_words(older: str, newer: str, ends: bool) -> Non
     ("I'm moving to Berlin in May, new job there", "just kidding about Berlin lol, the job fell through, staying put",
      "am I moving to Berlin?", "staying put", "new job there"),
     ("下个月要搬去成都 工作都找好了", "成都不搬了 那边工作没谈妥", "我要搬去成都吗", "不搬了", "工作都找好了"),
+    ("We have a dog named Max, a scruffy terrier", "Max died last night, the vet couldn't save him",
+     "do I still have a dog? the pet insurance wants to know", "Max died", "scruffy terrier"),
+    ("我家狗叫旺财 三岁了 特别黏人", "旺财昨晚去世了 好难过", "旺财的宠物险要续费了 还续吗", "去世", "特别黏人"),
 ])
 def test_the_ended_state_is_not_current(engine, older: str, newer: str, query: str,  # type: ignore[no-untyped-def]
                                         value: str, stale: str) -> None:

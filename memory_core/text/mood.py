@@ -32,10 +32,13 @@ _GOAL_EN = re.compile(
     r"\b(?:want(?:s|ed)? to|wanna|tryna|hop(?:e|es|ing) to|trying to|try to|aim(?:ing)? to|would like to|'d like to|"
     r"working towards?)\b[^.!?;]{0,40}?\b(?:down to|up to|get to|under|below|at least|reach|hit|weigh)\s+"
     r"[£$€]?\d(?![\d,.]*-[A-Za-z])|"  # not "get to 7-Eleven"
-    r"\b(?:goal|target|aim)(?! date)(?: [a-z]+)? (?:is|was|of)\s+(?:to\s+[^.!?;]{0,30}?)?[£$€]?\d", _I)
+    r"\b(?:goal|target|aim)(?! date)(?: [a-z]+)? (?:is|was|of)\s+(?:to\s+[^.!?;]{0,30}?)?[£$€]?\d|"
+    r"\b(?:wants?|told|asked|needs?) me to (?:get|bring|keep)\b[^.!?;]{0,30}?\b(?:down to|under|below)\s+\d", _I)
 _GOAL_ZH = re.compile(r"(?<![不没别])(?:想|希望|争取|目标|力争|努力|盼着?|梦想)[^，。！？!?,]{0,12}?"
                       r"(?:减到|降到|瘦到|涨到|加到|提高到|降低到|控制在|减少到|增加到|达到|存到|攒到)\s*\d|"
-                      r"目标(?:体重|血压|是|定在)\s*\d")
+                      r"目标(?:体重|血压|是|定在)\s*\d|"
+                      # a target someone sets the user: "医生让我把血压降到130以下"
+                      r"(?:让|要|叫)我把?[^，。！？!?,]{0,8}(?:降到|减到|瘦到|控制在)\s*\d")
 # Clauses, to tell a goal from the amount said beside it ("down to 78kg now, want to hit 75").
 _CLAUSE = re.compile(r"[,，;；。.!！?？\n]+|\s+(?:but|and)\s+|(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])")
 

@@ -67,7 +67,8 @@ _KIN_ZH = {"爸": "爸爸", "妈": "妈妈", "哥": "哥哥", "姐": "姐姐", "
            "姥": "姥姥"}
 # The relatives said in one character after 我 ("我妈", "我哥"): not the speaker.
 KIN_ZH_ONE_CHAR = frozenset(_KIN_ZH)
-_OF_SOMEONE_ZH = re.compile("(" + _BY_SURNAME_ZH + "|" + "|".join(PERSON_NOUNS_ZH) + r"|我(?:爸|妈|哥|姐|弟|妹))的$")
+_OF_SOMEONE_ZH = re.compile("(" + _BY_SURNAME_ZH + "|" + _SURNAME_ZH + "(?:总|经理|老师|医生|主任|姐|哥)|" + "|".join(PERSON_NOUNS_ZH)
+                            + r"|我(?:爸|妈|哥|姐|弟|妹))的$")
 _MY_KIN_ZH = re.compile(r"我(爸|妈|哥|姐|弟|妹|爷|奶|姥)(?![爸妈哥姐弟妹爷奶姥])")
 
 

@@ -30,7 +30,8 @@ from memory_core.llm.offline.importance import (
 )
 from memory_core.llm.offline.restatements import says_again
 from memory_core.llm.offline.slot_facts import FIRST_PERSON, NAMED_OPENING, facts_of, phone_line, same_object, SLOT_NAMES
-from memory_core.llm.offline.states import ends_a_plan, ends_a_state, ends_own_state, speaks_of_a_state, tells_an_end
+from memory_core.llm.offline.states import (ends_a_plan, ends_a_state, ends_own_state, pet_died, speaks_of_a_state,
+                                            tells_an_end)
 from memory_core.llm.offline.updates import changes, flips, one_fact, restates, specific_words, topics_of
 from memory_core.text.facts import corrects, says_change, says_correction, signature, twin_codes, twin_values
 from memory_core.text.lang import is_cjk
@@ -186,6 +187,8 @@ def supersedes_text(newer: str, older: str) -> bool:
         # a slip corrected as such ("班主任名字是张莉，上次写错了") whoever it is about.
         two_speakers = speaker_label(newer) is not None and speaker_label(older) is not None \
             and speaker_label(newer) != speaker_label(older)
+        if pet_died(newer, older) and subject_of(older).split("/")[-1] == "self":
+            return True  # "Max died last night, the vet couldn't save him": "him" is the pet, the user's
         return not two_speakers and ((changes(newer, older) and _same_role(newer, older)) or (
             says_correction(newer) and twin_values(newer, older) and corrects(newer, older, explicit=True)))
     if speaker_label(newer) is not None or speaker_label(older) is not None:

@@ -45,7 +45,8 @@ _DIED = re.compile(r"\bpassed away\b|\bdied\b|\bput (?:him|her|it|\w+) down\b(?!
                    r"去世|过世|离世|走了", _I)
 # A name inside the older statement ("we have a golden retriever, Biscuit, ..."), said in any case later.
 _NAMED = re.compile(r"(?<=[\s,(])(?-i:[A-Z][a-z]{2,})\b")
-_HAS = re.compile(r"\b(?:have|has|got|own|owns|adopted)\b|养|有", _I)
+_NAMED_ZH = re.compile(r"叫([\u4e00-\u9fff]{2,3}?)(?=$|[\s，。,.!！是今已才])")
+_HAS = re.compile(r"\b(?:have|has|got|own|owns|adopted)\b|养|有|我家的?(?:狗|猫|小狗|小猫|狗狗|猫咪)", _I)
 
 
 @lru_cache(maxsize=1)
@@ -112,11 +113,23 @@ def speaks_of_a_state(text: str) -> bool:
     return bool(_states_of(statement_words(text)))
 
 
+def pet_died(newer: str, older: str) -> bool:
+    """``newer`` tells the death of what ``older`` says the user has, by its name ("Biscuit passed
+    away", "we had to put biscuit down" after "We have a beagle named Biscuit"), not someone else's."""
+    if not (_DIED.search(newer) and _HAS.search(older)) or subject_of(newer).split("/")[-1].startswith(("rel:", "of:")):
+        return False
+    return bool(_entities(newer) & _entities(older)) or any(
+        re.search(rf"\b{re.escape(name)}\b", newer, _I) for name in _NAMED.findall(older)) or any(
+        newer.lstrip().startswith(name) for name in _NAMED_ZH.findall(older))  # "我家狗叫旺财" / "旺财昨晚去世了"
+
+
 def ends_a_state(newer: str, older: str) -> bool:
     """``newer`` ends a state ``older`` states (``states.json``): one says the speaker has none
     of a thing or does not do it and the other, later, that they do now, or the reverse. The
     newer must mark the change ("now", "started", "stopped", 了) unless it has the thing where
     the older had none (having a child or a prescription is news by itself)."""
+    if _states_a_fact(older) and not _states_a_fact(newer) and pet_died(newer, older):
+        return True  # "Max died last night": a death told of the pet by its name alone, no "we" or "my"
     if not (_states_a_fact(newer) and _states_a_fact(older)):
         return False
     shared = _states_of(statement_words(newer)) & _states_of(statement_words(older))
@@ -130,8 +143,7 @@ def ends_a_state(newer: str, older: str) -> bool:
         # never by a mention of the thing ("要去给领导敬酒"). A dislike said beside a state is
         # no such constraint on it: "我没有养宠物，怕麻烦" ends with a cat.
         return resolves(newer, older) or lifts_a_diet(newer, older)
-    if not shared and _DIED.search(newer) and _HAS.search(older) and (_entities(newer) & _entities(older) or any(
-            re.search(rf"\b{re.escape(name)}\b", newer, _I) for name in _NAMED.findall(older))):
+    if not shared and pet_died(newer, older):
         return True  # "Biscuit passed away" (or "we had to put biscuit down") ends "We have a beagle named Biscuit"
     # "also" counts where the state is spoken of: "我戒酒了 ... 转氨酶也正常了" adds no drink.
     if not shared or _adds(" ".join(_state_clauses(newer, shared))):
