@@ -54,6 +54,9 @@ def test_still_and_after_all_are_statements(text: str) -> None:
     # a reaction's "me" is no fact about the user; news beside it still is
     ("哈哈哈笑死我了", True), ("乐死我了哈哈", True), ("lmao you're killing me", True), ("haha you made my day", True),
     ("笑死我了 我今天被老板表扬了", False), ("lol you're killing me, I just got engaged", False),
+    # laughter at a joke; the same words about someone are not small talk
+    ("lol that's hilarious", True), ("haha that's so funny", True), ("that's so cute", True),
+    ("my son is so funny", False), ("that's hilarious, my boss said the same", False),
 ])
 def test_greetings_and_sign_offs_are_small_talk(text: str, small: bool) -> None:
     from memory_core.text.intent import is_small_talk

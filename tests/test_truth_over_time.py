@@ -421,6 +421,9 @@ def test_a_trait_changes_like_any_fact(engine, old: str, new: str, query: str, n
     (["My phone number is 555-0199", "I'm allergic to penicillin", "I live in Berlin"], "The weather is lovely",
      "What's the capital of Peru?"),
     (["我的电话是13800138000", "我对青霉素过敏", "我住在柏林"], "今天天气真好", "帮我算一下 23 乘 17"),
+    # laughter at a joke (its cosine to "I live in Leeds" was .825, above the English cut-off)
+    (["I'm allergic to peanuts", "I live in Leeds"], "lol that's hilarious", "How many legs does a spider have?"),
+    (["我对芒果过敏", "我住在杭州"], "哈哈哈 笑死我了", "蜘蛛有几条腿"),
 ])
 def test_small_talk_and_unrelated_questions_get_no_memories(engine, facts: list[str], small_talk: str,  # type: ignore[no-untyped-def]
                                                            unrelated: str) -> None:

@@ -56,6 +56,9 @@ def test_a_value_rejected_by_name_then_given_is_a_correction(text: str, correcti
     ("你家有几口人", "question"), ("我家有几口人来着", "question"), ("你有几个孩子", "question"),
     ("您有几套房", "question"),
     ("我有几个问题", "statement"), ("我有几个朋友在北京", "statement"), ("家里就几口人", "statement"),
+    # asked of a thing, ending on what is counted (it was stored as a fact: "蜘蛛有几条腿")
+    ("蜘蛛有几条腿", "question"), ("这个月有几天", "question"), ("公司有几个人辞职了", "statement"),
+    ("有几个朋友来了", "statement"),
 ])
 def test_how_many_asked_of_someone_is_a_question(clause: str, kind: str) -> None:
     assert clause_kind(clause) == kind

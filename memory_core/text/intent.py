@@ -48,7 +48,10 @@ _ZH_WH = re.compile(r"什么|什麼|啥|哪|几|幾|多少|谁|誰|怎么|怎麼
 # "有几" is "a few" ("有几个朋友来了"), but asked of someone else, or of a household, and ending
 # there, it asks how many: "你家有几口人", "你有几个孩子", "我家有几口人".
 _ZH_HOW_MANY = re.compile(r"有几口人(?:来着)?[啊呀呢嘛]?$|^(?:你|您|你们)[^，,。.!！?？\s]{0,6}有几(?:个|口|只|条|套|辆|台|本|家|位|岁)"
-                          r"[^，,。.!！?？\s]{0,4}[啊呀呢嘛]?$")
+                          r"[^，,。.!！?？\s]{0,4}[啊呀呢嘛]?$|"
+                          # ... and asked of a thing, ending on what is counted: "蜘蛛有几条腿", "这个月有几天"
+                          r"^(?!我)[^，,。.!！?？\s]{1,6}有几(?:个|只|条|种|天|次|年|月|周|本|位|颗|根|层|站)"
+                          r"[\u4e00-\u9fff]{0,2}[啊呀呢嘛]?$")
 _ZH_INDEFINITE = re.compile(
     r"(?:什么|啥|哪儿|哪里|哪|谁|怎么|几)(?:[^，,。.!！?？\s]{0,3}?)(?:都|也)|"  # 什么都吃, 谁也不, 哪儿都行
     r"没(?:有)?什么|不怎么|什么的|哪怕|几乎|多少(?:有点|有些|还|会|也|都)|"
@@ -130,8 +133,9 @@ _ZH_IMPERATIVE = re.compile(r"^(?:请|麻烦|帮忙)?(?:写|翻译|总结|解释
 # Reactions and acknowledgements that say nothing about the user ("haha thanks, that's wild").
 _ACK_WORDS = re.compile(
     r"\b(?:lol|lmao|rofl|haha+|hehe+|omg|wow|whoa|cool|nice|great|awesome|thanks|thank you|thx|ty|ok|okay|k|"
-    r"sure|yes|yeah|yep|no|nope|got it|sounds good|makes sense|that'?s (?:wild|crazy|funny|great|cool|nice|awesome|"
-    r"fair|true|it)|no worries|np|cheers|bye|good night|good morning|hi|hello|hey|worked|it worked|perfect|"
+    r"sure|yes|yeah|yep|no|nope|got it|sounds good|makes sense|that'?s (?:so |really |too |pretty )?(?:wild|crazy|funny|"
+    r"great|cool|nice|awesome|fair|true|it|hilarious|amazing|insane|brilliant|cute|sweet|adorable|mad)|"
+    r"(?:so |too )?(?:funny|hilarious)|no worries|np|cheers|bye|good night|good morning|hi|hello|hey|worked|it worked|perfect|"
     r"interesting|fair enough|right|true|exactly|agreed|totally|ha)\b|"
     r"哈+|呵+|嘿+|谢谢|多谢|感谢|好的|好吧|嗯+|哦+|噢+|收到|明白|知道了|没事|不客气|厉害|牛|赞|有道理|对对|是的|好滴|好哒|行|可以|"
     r"晚安|早安|拜拜|再见|你好|嗨|666|绝了|笑死|太好了|不错", _I)
