@@ -226,7 +226,8 @@ def inherited_key(current: MemoryRecord, older: MemoryRecord, settings: Settings
     # (a value the correction names only to reject it is no shared word: "搞错了 是CA1873 不是CA1837")
     # nor is a code's letter prefix both codes share ("ca" of CA1873 and CA1837)
     shared = set(keyword_tokens(without_rejected(current.content))) & set(keyword_tokens(older.content))
-    shared = {w for w in shared if not any(w in code and w != code for code in signature(current.content).codes)}
+    codes = signature(current.content).codes
+    shared = {w for w in shared if not any(w in code and w != code for code in codes)}
     if not (says_correction(current.content) and not shared) and not restated(current.content, older.content, shared):
         return None
     return (dict(context=older.content[:KEY_MAX_CHARS], vector_written=False, updated_at=now),

@@ -328,7 +328,7 @@ def corrects(newer: str, older: str, explicit: bool = False, twins: bool = True)
     "不怕狗"), so a change word passed as ``explicit`` swaps no look-alike ("工作" / "发作").
     A value the newer text names only to reject it ("it's AF7731 not AF7713", "是3U8946 不是3U8964")
     is left out of it."""
-    newer = _REJECTED.sub(" ", newer)
+    newer = without_rejected(newer)
     sn, so = signature(newer), signature(older)
     if _sides(newer) and _sides(older) and _sides(newer) != _sides(older):
         return False  # the left eye and the right eye: two facts, not one corrected
@@ -444,7 +444,7 @@ def twin_codes(newer: str, older: str) -> bool:
     """A code of ``older`` (letters and digits, 4 or more) is given in ``newer`` a slip away and
     not said again ("MU5137" -> "MU5173", "BA287" -> "BA278"): the same booking told again with
     the right code, with or without a word that says so."""
-    old, new = signature(older).codes, signature(_REJECTED.sub(" ", newer)).codes  # not the code it rejects
+    old, new = signature(older).codes, signature(without_rejected(newer)).codes  # not the code it rejects
     gone, came = old - new, new - old
     for o in gone:
         for n in came:
