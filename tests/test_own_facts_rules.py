@@ -51,6 +51,8 @@ def test_wishes_and_what_ifs(text: str, wish: bool) -> None:
     ("down to 78kg now, want to hit 75", False), ("体重降到63了 想减到60", False), ("现在63公斤，目标是60", False),
     ("I want to get to 7-Eleven before it closes", False), ("the target date is 15 June", False), ("我不想涨到5000", False),
     ("im tryna get to 75kg", True),
+    # a decimal is one number, not a clause break (found reading the change)
+    ("I want to get down to 72.5kg", True), ("我想减到52.5公斤", True), ("I weigh 80.5kg. I want to get down to 75", False),
     # a target someone sets the user is a goal too; what the doctor measured is not
     ("医生让我把血压降到130以下", True), ("my doctor wants me to get my blood pressure down to 130", True),
     ("医生说我血压降到130了", False),

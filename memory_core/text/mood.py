@@ -39,8 +39,9 @@ _GOAL_ZH = re.compile(r"(?<![不没别])(?:想|希望|争取|目标|力争|努�
                       r"目标(?:体重|血压|是|定在)\s*\d|"
                       # a target someone sets the user: "医生让我把血压降到130以下"
                       r"(?:让|要|叫)我把?[^，。！？!?,]{0,8}(?:降到|减到|瘦到|控制在)\s*\d")
-# Clauses, to tell a goal from the amount said beside it ("down to 78kg now, want to hit 75").
-_CLAUSE = re.compile(r"[,，;；。.!！?？\n]+|\s+(?:but|and)\s+|(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])")
+# Clauses, to tell a goal from the amount said beside it ("down to 78kg now, want to hit 75"); a
+# decimal point splits nothing ("get down to 72.5kg").
+_CLAUSE = re.compile(r"(?:[,，;；。!！?？\n]|(?<!\d)\.|\.(?!\d))+|\s+(?:but|and)\s+|(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])")
 
 
 @lru_cache(maxsize=16384)
