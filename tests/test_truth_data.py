@@ -244,7 +244,7 @@ def test_every_probe_scenario_is_sound(name: str) -> None:
     assert not {r["id"] for r in rows} & {s["id"] for s in load()}
     problems = {r["id"]: [p for p in validate(r) if "does not read <lang>-<kind>-NNN" not in p] for r in rows}
     assert not {k: v for k, v in problems.items() if v}
-    assert all(re.fullmatch(rf"[pqrstuvw][ez]-{r['kind']}-\d{{3}}", r["id"]) for r in rows)  # pe-, pz-, ... we-, wz-
+    assert all(re.fullmatch(rf"[pqrstuvwx][ez]-{r['kind']}-\d{{3}}", r["id"]) for r in rows)  # pe-, pz-, ... xe-, xz-
 
 
 def test_the_judge_reads_no_suggestion_in_a_quoted_rule() -> None:
