@@ -31,6 +31,7 @@ from memory_core.records import MemoryRecord
 from memory_core.text.facts import says_change, says_correction, signature, without_rejected
 from memory_core.text.keywords import keyword_tokens
 from memory_core.text.restating import joined_text, told_again
+from memory_core.text.retelling import retells
 from memory_core.text.similarity import normalize_for_compare
 from memory_core.types import MemoryStatus
 from memory_core.vectors.base import VectorFilter, VectorHit
@@ -193,7 +194,7 @@ def inherited_detail(current: MemoryRecord, older: MemoryRecord, settings: Setti
     addresses are sealed under its own tags. The caller sets the content hash and re-indexes."""
     if current.status is not MemoryStatus.ACTIVE or current.sealed or older.sealed:
         return None
-    if not told_again(current.content, older.content):
+    if not (told_again(current.content, older.content) or retells(current.content, older.content)):
         return None
     text = joined_text(older.content, current.content)
     if text is None:

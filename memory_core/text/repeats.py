@@ -74,7 +74,7 @@ def _said_in(token: str, tokens: frozenset[str], stored: str = "") -> bool:
 
 # What the stored text only intends, plans, had or suspects: said plainly now, it is news, not a
 # repeat ("fyi I smoke" after "I used to smoke", "跟你说一下 我戒烟了" after "我想戒烟").
-_HEDGE = re.compile(r"\b(?:want(?:s|ed)? to|wanna|plan(?:ning|s)? to|going to|gonna|might|may|maybe|perhaps|"
+HEDGE = re.compile(r"\b(?:want(?:s|ed)? to|wanna|plan(?:ning|s)? to|going to|gonna|might|may|maybe|perhaps|"
                     r"used to|trying to|try to|thinking (?:of|about)|hope to|hoping to|would like|'d like|"
                     r"'d love|would love|someday|probably)\b|(?<!想)想(?![想到起法象念])|打算|准备|计划|以前|曾经|可能|也许|大概|备孕|面试|"
                     r"试试", re.I)  # not 想想 / 想到 / 想起 ("想想就窒息": thinking of it, no wish)
@@ -87,7 +87,7 @@ def adds_nothing(new: str, old: str, cosine: float, min_cosine: float) -> bool:
     bare = without_filler(new)
     if not bare or not same_values(bare, old) or says_change(bare) != says_change(old):
         return False
-    if bool(_HEDGE.search(bare)) != bool(_HEDGE.search(old)):
+    if bool(HEDGE.search(bare)) != bool(HEDGE.search(old)):
         return False
     words, stored = content_tokens(bare), content_tokens(old)
     shared = words & stored

@@ -46,7 +46,7 @@ def _names(text: str) -> frozenset[str]:
 _TURNED = re.compile(r"\bagain\b|\bused to\b|\bgave up\b|\bgiving up\b|\bno more\b|\bany ?more\b|\bwas\b|\bwere\b|"
                      r"\bex-|\bformer\b|\bnot\b|以前|曾经|不再|放弃|前夫|前妻|前任|又(?![到是])", re.IGNORECASE)
 # How a fact is held ("love" / "hate", 喜欢 / 讨厌, "great" / "awful"): told again, it is held alike.
-_STANCE = re.compile(r"\b(?:love[sd]?|hate[sd]?|like[sd]?|dislike[sd]?|enjoy(?:s|ed)?|prefer(?:s|red)?|"
+STANCE = re.compile(r"\b(?:love[sd]?|hate[sd]?|like[sd]?|dislike[sd]?|enjoy(?:s|ed)?|prefer(?:s|red)?|"
                      r"favou?rite|great|awful|good|bad|terrible|amazing|lovely|horrible|best|worst)\b|"
                      r"不喜欢|喜欢|讨厌|最爱|爱|恨|好吃|难吃|不错|很好|很差|最好|最差", re.IGNORECASE)
 # Words that frame a fact rather than say it (the older telling's first clause must be said again
@@ -74,8 +74,8 @@ def told_again(newer: str, older: str) -> bool:
     The caller has already decided that ``newer`` replaces ``older``."""
     if says_change(newer) or says_correction(newer) or _TURNED.search(without_filler(newer)):
         return False
-    stance = {m.lower() for m in _STANCE.findall(older)}
-    if stance and stance != {m.lower() for m in _STANCE.findall(newer)}:
+    stance = {m.lower() for m in STANCE.findall(older)}
+    if stance and stance != {m.lower() for m in STANCE.findall(newer)}:
         return False  # "我喜欢吃辣" / "我讨厌吃辣", "she is great" / "she is awful"
     # The older telling's first statement is said again whole: "I take metformin every morning" is
     # not told again by "... every evening", nor "我喜欢吃辣" by "我讨厌吃辣".

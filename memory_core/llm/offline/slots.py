@@ -32,12 +32,13 @@ from memory_core.llm.offline.restatements import says_again
 from memory_core.llm.offline.slot_facts import FIRST_PERSON, NAMED_OPENING, facts_of, phone_line, same_object, SLOT_NAMES
 from memory_core.llm.offline.states import (ends_a_plan, ends_a_state, ends_own_state, pet_died, speaks_of_a_state,
                                             tells_an_end)
-from memory_core.llm.offline.updates import changes, flips, one_fact, restates, specific_words, topics_of
+from memory_core.llm.offline.updates import _adds, changes, flips, one_fact, restates, specific_words, topics_of
 from memory_core.text.facts import corrects, says_change, says_correction, signature, twin_codes, twin_values
 from memory_core.text.lang import is_cjk
 from memory_core.text.speaker import speaker_label
 from memory_core.text.expansion import slots_asked
 from memory_core.text.mood import is_goal, is_irrealis
+from memory_core.text.retelling import retells
 from memory_core.text.subject import PERSON_NOUNS_ZH, subject_of
 
 _I = re.IGNORECASE
@@ -231,7 +232,11 @@ def supersedes_text(newer: str, older: str) -> bool:
         return True  # "the penicillin allergy was a false positive", "青霉素过敏是误判": the older fact never held
     if changes(newer, older) or ends_a_state(newer, older) or ends_a_plan(newer, older):
         return True
-    return (f_old.lasting and f_new.lasting and restates(newer, older)) or says_again(newer, older)
+    if (f_old.lasting and f_new.lasting and restates(newer, older)) or says_again(newer, older):
+        return True
+    # Told again in other words, anchored on a name or value (memory_core/text/retelling.py); an
+    # addition ("my cat Olive is six, I also have a dog") is more than that.
+    return not _adds(newer) and retells(newer, older)
 
 
 # Two legs of one journey, two codes that may well look alike: not one booking told again.
