@@ -151,7 +151,8 @@ def test_a_state_ended_in_other_words(older: str, newer: str, ends: bool) -> Non
      "what meds am i taking", "stop the pills", "500 mg"),
     ("we have a golden retriever, Biscuit, he's eleven and grey in the face",
      "it's been a month since we had to put biscuit down. the house is so quiet",
-     "do i still have a dog? trying to decide whether to cancel the pet insurance", "put biscuit down", "grey in the face"),
+     "do i still have a dog? trying to decide whether to cancel biscuit's pet insurance", "put biscuit down",
+     "grey in the face"),
     # a move called off: no trip word, the move itself said off
     ("I'm moving to Berlin in May, new job there", "just kidding about Berlin lol, the job fell through, staying put",
      "am I moving to Berlin?", "staying put", "new job there"),
