@@ -87,6 +87,12 @@ def test_a_wish_neither_replaces_nor_outranks_the_fact(engine, fact: str, wish: 
     ("我在北京朝阳租房 双井那边", "要是搬去天津住 每天坐高铁来北京上班 现实吗", "我现在住哪个区", "朝阳", "天津"),
     ("I rent a flat in Leeds, near the station", "if I moved to York, commuting to Leeds every day, would that be crazy?",
      "where do I live?", "Leeds", "York"),
+    # found on probe set i-en: a supposition asked without its question mark was stored, and outranked the fact
+    ("I rent a flat in Bristol, near the harbour", "if I moved to Bath would rent be any lower", "where do I live?",
+     "Bristol", "Bath"),
+    ("my salary is 48k before tax", "if I got the raise to 55k how much would I actually take home", "what's my salary?",
+     "48k", "55k"),
+    ("我月薪一万二 税前", "要是涨到一万五 到手能有多少", "我月薪多少", "一万二", "一万五"),
 ])
 def test_a_question_about_a_what_if_stores_none_of_it(engine, fact: str, asked_if: str, asked: str,  # type: ignore[no-untyped-def]
                                                       value: str, supposed: str) -> None:
@@ -112,7 +118,9 @@ def test_a_hedge_before_a_fact_is_no_what_if(text: str, fact: str) -> None:
 
 
 # ---- questions and small talk are not facts, and small talk recalls nothing ----------------------
-@pytest.mark.parametrize("text", ["我的医保卡是蓝色的还是绿色的来着", "新年快乐呀", "lol ok thanks, that's all for today"])
+@pytest.mark.parametrize("text", ["我的医保卡是蓝色的还是绿色的来着", "新年快乐呀", "lol ok thanks, that's all for today",
+                                  "why every deadline on a friday lol", "为啥每次截止日期都在周五",
+                                  "happy friday!", "周末愉快呀"])  # probe set i-en: "happy friday!" was stored
 def test_either_or_questions_and_greetings_are_not_stored(engine, text: str) -> None:  # type: ignore[no-untyped-def]
     user = User(engine)
     user.says("我在杭州租房 月租四千" if any("\u4e00" <= ch <= "\u9fff" for ch in text) else
@@ -120,7 +128,7 @@ def test_either_or_questions_and_greetings_are_not_stored(engine, text: str) -> 
     before = user.active()
     remembered = user.says(text)
     assert remembered.created == [] and user.active() == before
-    if text in ("lol ok thanks, that's all for today", "新年快乐呀"):
+    if text in ("lol ok thanks, that's all for today", "新年快乐呀", "happy friday!", "周末愉快呀"):
         assert user.last_info.used == []  # nothing recalled for small talk
 
 

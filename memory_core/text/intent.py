@@ -144,13 +144,15 @@ _ACK_WORDS = re.compile(
 _GREETINGS = re.compile(
     r"\b(?:that'?s (?:all|it) (?:for (?:now|today|tonight))?|talk (?:to you )?(?:later|soon|tomorrow)|"
     r"see (?:you|ya)(?: later)?|catch you later|have a (?:good|nice|great) (?:one|day|night|evening|weekend)|"
-    r"happy new year|merry christmas|happy holidays|how'?s it going|how are you (?:doing )?today|how are you(?: doing)?|"
+    r"happy new year|merry christmas|happy holidays|"
+    r"happy (?:mon|tues|wednes|thurs|fri|satur|sun)day|happy (?:weekend|easter|thanksgiving|halloween|diwali|eid|hanukkah)|"
+    r"(?:have a )?(?:good|nice|great) weekend|how'?s it going|how are you (?:doing )?today|how are you(?: doing)?|"
     r"how have you been|"
     r"what'?s up|how'?s your day(?: going| been)?|good (?:morning|afternoon|evening|night)|"
     # the weather, said as a remark to anyone
     r"(?:it'?s )?(?:so |really |pretty )?(?:cold|hot|freezing|boiling|humid) (?:today|out(?:side)?|again)|"
     r"hello there)\b|"
-    r"好嘞|懂了|了解|明白了|知道啦|(?:新年|春节|元旦|中秋|端午|节日|圣诞|国庆|周末)快乐|你好吗|最近好吗|在吗|在不在|"
+    r"好嘞|懂了|了解|明白了|知道啦|(?:新年|春节|元旦|中秋|端午|节日|圣诞|国庆|周末|周五|五一|七夕)(?:快乐|愉快)|你好吗|最近好吗|在吗|在不在|"
     r"早上好|晚上好|下午好|今天也要(?:元气满满|加油|开心|开开心心|努力)|"
     r"(?:今天|外面|最近)?(?:好|真|太)(?:冷|热|闷)|(?:冷|热)死了|(?:冻|热)成狗", _I)
 _PARTICLES = re.compile(r"[啊呀啦吧哦嘛呢了的哈]")
@@ -314,9 +316,20 @@ def _zh_kind(clause: str) -> str:
     return "statement"
 
 
+# A question typed without its mark that opens on "why": "why every deadline on a friday lol" (no
+# statement opens on it; "who" does, in a clause cut after a comma: "my sister, who lives in Leeds").
+_EN_WHY = re.compile(r"^(?:so|and|but|ok|okay|hey|hi|well|um|oh|honestly)?[,\s]*why\s+[a-z]+", _I)
+# A supposition asked or weighed with "would" / "could" / "might": "if I moved to Cork would rent be any
+# cheaper", "if I got the promotion to 70k how much would I take home". A supposed world, not a fact
+# (an "if ... will" habit or plan, "if the kids are sick I'll work from home", stays a statement).
+_EN_SUPPOSED = re.compile(r"^\W*(?:so|and|but|ok|okay|well|hmm)?[,\s]*(?:if|what if|suppose|supposing)\b.*\b(?:would|could|might)\b", _I)
+
+
 def _en_kind(clause: str) -> str:
     body = clause.strip().strip("\"'“”‘’")
     if re.search(r"[?？]\s*$", body):
+        return "question"
+    if _EN_WHY.search(body) or (_EN_SUPPOSED.search(body) and not _HEDGE.search(body)):
         return "question"
     if _EN_INDIRECT.search(body):
         return "statement"
