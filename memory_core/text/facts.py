@@ -385,7 +385,7 @@ def _value_tokens(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
-def _levenshtein(a: str, b: str) -> int:
+def levenshtein(a: str, b: str) -> int:
     previous = list(range(len(b) + 1))
     for i, ca in enumerate(a, 1):
         current = [i]
@@ -433,7 +433,7 @@ def twin_values(newer: str, older: str, words: bool = True, contained_only: bool
                 continue  # 今年 / 每年, 今天 / 明天: when it is said, not a value that slipped
             if not _numeric_slip(o, n) and (not words or (contained_only and o not in n and n not in o)):
                 continue
-            distance = _levenshtein(o.lower(), n.lower())
+            distance = levenshtein(o.lower(), n.lower())
             swapped = len(o) == len(n) and sorted(o) == sorted(n)
             if 0 < distance <= (2 if swapped or len(o) >= 4 else 1):
                 return True
@@ -451,7 +451,7 @@ def twin_codes(newer: str, older: str) -> bool:
             if min(len(o), len(n)) < 4 or not (re.search(r"[a-z]", o) and re.search(r"[a-z]", n)):
                 continue
             swapped = len(o) == len(n) and sorted(o) == sorted(n)
-            if 0 < _levenshtein(o, n) <= (2 if swapped else 1):
+            if 0 < levenshtein(o, n) <= (2 if swapped else 1):
                 return True
     return False
 

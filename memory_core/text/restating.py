@@ -69,13 +69,18 @@ def _said_in(word: str, tokens: frozenset[str], text: str) -> bool:
     return word in tokens or (has_cjk(word) and all(ch in text for ch in word))
 
 
+def stances(text: str) -> frozenset[str]:
+    """How ``text`` holds what it speaks of ("love", "hate", 喜欢, 讨厌), lower-cased."""
+    return frozenset(m.lower() for m in STANCE.findall(text))
+
+
 def told_again(newer: str, older: str) -> bool:
     """Whether ``newer`` tells ``older``'s fact again rather than changing it (module docstring).
     The caller has already decided that ``newer`` replaces ``older``."""
     if says_change(newer) or says_correction(newer) or _TURNED.search(without_filler(newer)):
         return False
-    stance = {m.lower() for m in STANCE.findall(older)}
-    if stance and stance != {m.lower() for m in STANCE.findall(newer)}:
+    stance = stances(older)
+    if stance and stance != stances(newer):
         return False  # "我喜欢吃辣" / "我讨厌吃辣", "she is great" / "she is awful"
     # The older telling's first statement is said again whole: "I take metformin every morning" is
     # not told again by "... every evening", nor "我喜欢吃辣" by "我讨厌吃辣".

@@ -1,57 +1,64 @@
 """A fact told again in other words, anchored on what names it: one memory keeps both tellings.
 
 People tell the assistant the same fact twice, months apart and worded anew: "my cat's name is
-Miso" / "btw my cat is called Miso, in case I never said"; "I work night shifts at St Bride's,
-8pm to 8am" / "like i said i do nights at St Bride's, 8pm-8am, so mornings are my evenings";
-"车停在B2层C区108" / "停车位 108 C区 B2 怕忘了再说一遍". The stricter readings (``repeats``,
-``restating.told_again``, the offline ``says_again``) ask for the same values written the same
-way, the same negations anywhere in the text and the first clause said again word for word, so
-each of these stayed two active memories: on the probe sets, about half of all repeats.
+Miso" / "btw my cat is called Miso, in case I never said"; "My license plate is KX19 ABC" / "plate
+number KX19 ABC, for the parking form"; "车停在B2层C区108" / "停车位 108 C区 B2 怕忘了再说一遍".
+The stricter readings (``repeats``, ``restating.told_again``, the offline ``says_again``) ask for
+the values written the same way and the first clause said again word for word, and count the
+"never" of "in case I never said" as a flip, so each of these stayed two active memories: on the
+probe sets, about half of all repeats.
 
 ``retells`` reads two texts as one fact told twice, in other words (the older one's words with
 more after them are a restatement, judged elsewhere), when the newer one
 
 - says again every value of the older one, written as people write them: a phone number spaced
   or not, "1991" / "91", "2nd" / "2", a code's parts in another order ("B2层C区108" / "108 C区
-  B2"); it may add values of its own ("7 years this time"), but gives none a slip away from an
-  older one (4821 / 4827 is a correction, judged elsewhere);
+  B2"), and puts no other number beside them ("I run 10k every morning, 5k felt too easy"), nor
+  a value or a name a slip away from an older one (4821 / 4827, Hanson / Hansen: corrections);
 - says again what the older one says something is like (a colour, a size, a taste: "My cat Tom
   is grey" and "My cat Tom loves tuna" are two facts about Tom);
-- shares with it something that names the fact: a value, a name, or a word a dictionary tags as
-  a proper noun (Miso, Bangkok Spice, 苏晴, 伊犁), and says again at least half of its words;
-- holds it with the same polarity where it names it (a negation elsewhere, "不堵车", "never
-  change a winning team", is about something else), and hedges it as much (a plan told as done
-  is news), and neither ends nor resumes it ("I'm off keto", "eating carbs again");
-- names no person, place or organisation the older one lacks while the older one names one it
-  lacks ("dinner in Chaoyang with Anna" / "I live in Beijing, in Chaoyang"), and tells no event of
-  today about it ("今天吃了芒果冰" is not "我对芒果过敏" told again);
-- announces no change or correction, and is no longer than a memory may grow once joined.
+- shares with it a name, a proper noun (Miso, Bangkok Spice, 苏晴, 伊犁) or a value, and says
+  again the older one's other words: both of two ("my gate code is 4821" is not "bike lock code is
+  4821"), half of more; a code of letters and digits (a flight, a plate) is enough alone;
+- holds it as the older one does: as many negations, the same stance ("I'm a Liverpool fan" /
+  "Liverpool fans are the worst") and place (home, work), the same hedge, wish or plan; it neither
+  ends, turns nor resumes it ("I'm off keto", "14 Harrow Road was my address until March",
+  "eating carbs again"), and tells no event of a day ("had a coffee at Starbucks last week",
+  "今天吃了芒果冰" beside "我对芒果过敏");
+- speaks of no person the older one did not ("my niece Emma" beside "my daughter Emma"), and
+  names no person, place or organisation the older one lacks while the older one names one it
+  lacks ("dinner in Chaoyang with Anna" / "I live in Beijing, in Chaoyang");
+- is no question, announces no change or correction, and is no longer than a memory may grow
+  once joined.
 
 Then nothing of the older telling is lost by keeping the newer one with the older's words beside
-it (``joined_text``), and no stale value survives the join: every older value is said again.
-The caller has checked the two are about the same person and that neither is a question.
+it (``joined_text``), and no stale value survives the join: every older value is said again, and
+no end, flip or other value is told. The join (``conflict_rules.inherited_detail``) reads it after
+whatever rule superseded, so it checks the question itself; the offline ``supersedes_text`` has
+checked that both are about the same person before it asks.
 """
 from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import Iterable
 
 from memory_core.text.entities import extract_entities
-from memory_core.text.facts import _levenshtein, negations, says_change, says_correction, signature, twin_values
+from memory_core.text.facts import levenshtein, negations, says_change, says_correction, signature, twin_values
 from memory_core.text.keywords import keyword_tokens
 from memory_core.text.lang import has_cjk, jieba_pos_tokenizer
 from memory_core.text.repeats import HEDGE, without_filler
-from memory_core.text.restating import STANCE
+from memory_core.text.restating import stances
 from memory_core.text.intent import is_question
 from memory_core.text.similarity import normalize_for_compare
 
-# The share of the older telling's words (less pronouns) the newer one must say again.
+# The share of the older telling's other words (beside its names and values) the newer one must
+# say again, when there are more than two.
 MIN_WORDS_SAID = 0.5
 MAX_RETOLD_CHARS = 600  # as restating.MAX_JOINED_CHARS: a joined memory stays a memory
 
 _ORDINAL = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
 _PIECES = re.compile(r"[a-z]+|\d+")
-_CODE_PART = re.compile(r"\d")
 # What ends, turns or only supposes a fact without a change word (as restating's list, less "was",
 # which a birthday is told with: "I was born on April 2nd"; and a death, a sale, a break-up, an "if").
 _TURNED = re.compile(r"\bused to\b|\bgave up\b|\bno more\b|\bany ?more\b|\bex-|\bformer\b|\b(?:off|quit|stopped|ditched)\b|"
@@ -85,9 +92,10 @@ _PRONOUNS = frozenset("i me my mine we us our you your he him his she her they t
 _GLUE = frozenset("我你他她它们的地得了着过吧呢啊是在有")
 _NAMING = frozenset({"name", "call", "called", "named", "叫", "名字"})
 _PROPER_TAGS = frozenset({"nr", "nrt", "nrfg", "ns", "nt", "nz", "eng"})
+_NAME_TAGS = frozenset({"nr", "ns", "nt"})
 
 
-def _numbers(values: frozenset[str]) -> set[str]:
+def _numbers(values: Iterable[str]) -> set[str]:
     """Numbers as people vary them: without leading zeros, a year also by its last two digits."""
     out = set()
     for value in values:
@@ -98,18 +106,12 @@ def _numbers(values: frozenset[str]) -> set[str]:
     return out
 
 
-def _split_values(text: str) -> tuple[set[str], set[str]]:
+@lru_cache(maxsize=4096)  # read several times for each pair
+def _split_values(text: str) -> tuple[frozenset[str], frozenset[str]]:
     """The text's numbers (ordinals as numbers: "2nd" is 2) and its other codes, lower-cased."""
     sig = signature(text)
-    numbers = set(sig.numbers)
-    codes = set()
-    for code in sig.codes:
-        ordinal = _ORDINAL.match(code)
-        if ordinal:
-            numbers.add(ordinal.group(1))
-        else:
-            codes.add(code)
-    return numbers, codes
+    ordinals = {c: m.group(1) for c in sig.codes if (m := _ORDINAL.match(c))}
+    return sig.numbers | frozenset(ordinals.values()), sig.codes - frozenset(ordinals)
 
 
 def _values_said_again(newer: str, older: str) -> bool:
@@ -122,10 +124,9 @@ def _values_said_again(newer: str, older: str) -> bool:
     digits_old, digits_new = "".join(re.findall(r"\d", older)), "".join(re.findall(r"\d", newer))
     if digits_old and digits_old == digits_new and not old_codes:
         return True  # "138 2233 4455" / "13822334455": the same digits, spaced otherwise
-    given = _numbers(frozenset(new_numbers)) | _numbers(frozenset(p for c in new_codes for p in _PIECES.findall(c)
-                                                             if p.isdigit()))
+    given = _numbers(new_numbers) | _numbers(p for c in new_codes for p in _PIECES.findall(c) if p.isdigit())
     # "一只", "周一", "first one": the article or a day's name, read as the number one, need not recur.
-    if any(not _numbers(frozenset({n})) & given for n in old_numbers - {"1"}):
+    if any(not _numbers([n]) & given for n in old_numbers - {"1"}):
         return False
     new_pieces = set(_PIECES.findall(newer.lower()))
     return all(code in new_codes or set(_PIECES.findall(code)) <= new_pieces for code in old_codes)
@@ -137,7 +138,7 @@ def _words(text: str) -> frozenset[str]:
     Chinese characters ("区", "层") and values (counted apart: ``retells``)."""
     return frozenset(t for t in (w.lower() for w in keyword_tokens(without_filler(text))) if t not in _PRONOUNS
                      and not re.fullmatch(r"[\d.,]+", t) and len(t) > (2 if t.isascii() else 1)
-                     and not (_CODE_PART.search(t) and t in signature(text).codes))
+                     and not (re.search(r"\d", t) and t in signature(text).codes))
 
 
 def _said(word: str, words: frozenset[str], text: str) -> bool:
@@ -148,26 +149,28 @@ def _said(word: str, words: frozenset[str], text: str) -> bool:
 
 
 @lru_cache(maxsize=4096)
-def _anchors(text: str) -> frozenset[str]:
-    """What names a fact in ``text``: its names (lower-cased, each word) and its Chinese proper
-    nouns (jieba's person, place, organisation and other-name tags)."""
-    out = {w for e in extract_entities(text) if not re.fullmatch(r"[\d\s.,:%/-]+", e)
-           for w in re.sub(r"['’]s\b", "", e.lower()).split() if len(w) > 2 or has_cjk(w)}
+def _named(text: str, capitalised: bool, tags: frozenset[str]) -> frozenset[str]:
+    """The names of ``text`` (each word, lower-cased; with ``capitalised`` only those written with a
+    capital) and its Chinese words jieba tags with one of ``tags``."""
+    out = {w for e in extract_entities(text) if (e[:1].isupper() or not capitalised)
+           and not re.fullmatch(r"[\d\s.,:%/-]+", e)
+           for w in re.sub(r"['’]s\b", "", e.lower()).split() if len(w) > 2 or (has_cjk(w) and not capitalised)}
     if has_cjk(text):
-        out |= {p.word for p in jieba_pos_tokenizer().lcut(text) if p.flag in _PROPER_TAGS and len(p.word) > 1
-                and has_cjk(p.word)}
+        out |= {p.word for p in jieba_pos_tokenizer().lcut(text) if p.flag in tags and len(p.word) > 1
+                and (has_cjk(p.word) or capitalised)}
     return frozenset(out)
 
 
-@lru_cache(maxsize=4096)
+def _anchors(text: str) -> frozenset[str]:
+    """What names a fact in ``text``: its names and its Chinese proper nouns (jieba's person,
+    place, organisation and other-name tags)."""
+    return _named(text, False, _PROPER_TAGS)
+
+
 def _names(text: str) -> frozenset[str]:
     """The people, places and organisations ``text`` names: its capitalised names, and the words
     jieba tags as a person, place or organisation (not its other nouns: 女朋友, 工位)."""
-    out = {w for e in extract_entities(text) if e[:1].isupper() and not re.fullmatch(r"[\d\s.,:%/-]+", e)
-           for w in re.sub(r"['’]s\b", "", e.lower()).split() if len(w) > 2}
-    if has_cjk(text):
-        out |= {p.word for p in jieba_pos_tokenizer().lcut(text) if p.flag in ("nr", "ns", "nt") and len(p.word) > 1}
-    return frozenset(out)
+    return _named(text, True, _NAME_TAGS)
 
 
 def _shared_anchor(newer: str, older: str) -> set[str]:
@@ -176,7 +179,7 @@ def _shared_anchor(newer: str, older: str) -> set[str]:
     shared = {a for a in _anchors(older) if a in low_new}
     n_old, c_old = _split_values(older)
     n_new, c_new = _split_values(newer)
-    shared |= {n for n in _numbers(frozenset(n_old)) & _numbers(frozenset(n_new)) if len(n) > 1}
+    shared |= {n for n in _numbers(n_old) & _numbers(n_new) if len(n) > 1}
     shared |= {c for c in c_old if c in c_new or set(_PIECES.findall(c)) <= set(_PIECES.findall(low_new))}
     return shared
 
@@ -188,7 +191,7 @@ def _twin_names(newer: str, older: str) -> bool:
     low_new, low_old = newer.lower(), older.lower()
     gone = [o for o in old_names if o not in low_new]
     came = [n for n in new_names if n not in low_old]
-    return any(0 < _levenshtein(o, n) <= (1 if len(o) < 5 else 2) and abs(len(o) - len(n)) <= 1
+    return any(0 < levenshtein(o, n) <= (1 if len(o) < 5 else 2) and abs(len(o) - len(n)) <= 1
                and has_cjk(o) == has_cjk(n) for o in gone for n in came)
 
 
@@ -213,14 +216,14 @@ def retells(newer: str, older: str) -> bool:
         return False  # what happened on a day ("今天吃了芒果冰", "last week at Starbucks") is an event
     if any(_differs(p, bare, older) for p in (_AGAIN, _TURNED, HEDGE, _PLANNED)):
         return False  # ended, resumed, hedged, wished or planned in one telling only
-    if {m.lower() for m in STANCE.findall(older)} != {m.lower() for m in STANCE.findall(bare)} \
+    if stances(older) != stances(bare) \
             or {m.lower() for m in _PLACE.findall(older)} != {m.lower() for m in _PLACE.findall(bare)}:
         return False  # held otherwise ("I'm a Liverpool fan" / "Liverpool fans are the worst"), or another place's
     if negations(bare) != negations(without_filler(older)):
         return False  # "spot 108 is my neighbour's, not mine", "Bangkok Spice, not my favourite"
     if len(older) + len(newer) + 1 > MAX_RETOLD_CHARS or not _values_said_again(newer, older):
         return False
-    n_old, n_new = _numbers(frozenset(_split_values(older)[0] - {"1"})), _numbers(frozenset(_split_values(newer)[0]))
+    n_old, n_new = _numbers(_split_values(older)[0] - {"1"}), _numbers(_split_values(newer)[0])
     if n_old and n_new - n_old:
         return False  # a number beside the older one's: "I run 10k every morning, 5k felt too easy"
     so, sn = signature(older), signature(newer)
